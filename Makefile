@@ -1,0 +1,37 @@
+# make demo · make test · make perf · make lint — each creates .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test perf lint format clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+$(VENV)/.perf: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,perf]'
+	touch $(VENV)/.perf
+
+demo: $(STAMP)
+	$(VENV)/bin/unoattack demo
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 -q
+
+perf: $(VENV)/.perf
+	@for f in tests/perf/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,65 @@
+"""`unoattack`: the host command line. Subcommands register themselves from their own modules."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from engine.errors import UnoError
+
+EXIT_USAGE = 2
+
+COMMANDS: dict[str, str] = {
+    "deck": "engine.cards_cli",
+    "score": "engine.cards_cli",
+    "sim": "engine.sim",
+    "scenario": "engine.scenario",
+    "demo": "engine.demo",
+    "table": "engine.table",
+    "watch": "engine.watch",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="unoattack", description="UNO Attack rules engine, referee and box client.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    seen: set[str] = set()
+    for module_name in COMMANDS.values():
+        if module_name in seen:
+            continue
+        seen.add(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:  # command not built yet in this checkout
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `unoattack` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UnoError as exc:
+        print(f"unoattack: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Errors of the host engine."""
+
+from __future__ import annotations
+
+
+class UnoError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+    exit_code = 1
+
+
+class RuleError(UnoError, ValueError):
+    """An action the rules do not allow. The message is for a player to read:
+    "seat 2 must hit 2 more times before playing". State is unchanged."""
+
+
+class CardError(UnoError, ValueError):
+    """A card name that cannot be parsed or is not in the active deck."""
+
+    exit_code = 2
+
+
+class InputError(UnoError, ValueError):
+    """Malformed user input (scenario or deck file, command-line value): exit code 2."""
+
+    exit_code = 2

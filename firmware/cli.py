@@ -1,0 +1,64 @@
+"""`launcher`: the command line of the box.
+
+Each subcommand lives in the module that owns its concept and registers itself through a
+`register(subparsers)` function; this file only wires them up and turns errors into exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from firmware.errors import EXIT_USAGE, LauncherError
+
+# subcommand -> module exposing register(subparsers); imported lazily so `launcher --help`
+# stays fast and a missing optional dependency only affects its own command.
+COMMANDS: dict[str, str] = {
+    "run": "firmware.daemon",
+    "config": "firmware.config",
+    "model": "firmware.jam_cli",
+    "diagram": "firmware.machine",
+    "send": "firmware.send",
+    "bench": "firmware.bench",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit code 2 (no usage dump on stderr)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="launcher", description="UNO Attack launcher box daemon and tools.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:  # command not built yet in this checkout
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `launcher` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except LauncherError as exc:
+        print(f"launcher: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

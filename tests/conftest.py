@@ -1,0 +1,45 @@
+"""Fixtures shared by every test package."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = ROOT / "hardware" / "launcher.toml"
+
+# Seeded, bounded hypothesis runs: same examples on every machine, no flaky deadlines on a
+# loaded 2-core CI box.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def mock_factory() -> Iterator[object]:
+    """A fresh gpiozero MockFactory with PWM-capable pins, reset after the test."""
+    from gpiozero import Device
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    factory = MockFactory(pin_class=MockPWMPin)
+    previous = Device.pin_factory
+    Device.pin_factory = factory
+    try:
+        yield factory
+    finally:
+        factory.reset()
+        Device.pin_factory = previous
+
+
+@pytest.fixture
+def default_config_path() -> Path:
+    """Path of the documented default config, hardware/launcher.toml."""
+    return DEFAULT_CONFIG
