@@ -30,7 +30,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="unoattack", description="UNO Attack rules engine, referee and box client.")
+    parser = _Parser(
+        prog="unoattack", description="UNO Attack rules engine, referee and box client."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     seen: set[str] = set()
@@ -59,6 +61,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `... | head` closed our stdout: not an error worth a traceback.
+        _silence_stdout()
+        return 0
+
+
+def _silence_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":
