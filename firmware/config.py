@@ -1,0 +1,683 @@
+"""The box's configuration: `hardware/launcher.toml` read into frozen dataclasses, with checks.
+
+Every value is read through a checking getter (as Klipper's `configfile.py` does) that knows the
+key's type and allowed range; a key no getter asked for is unknown and rejected. Any problem is
+one `ConfigError` line, `FILE: [section] key = value: what is allowed`, so `launcher` exits 78 and
+systemd does not restart a box that can never start.
+
+Optional pins are left out of the file when the part is not fitted (they load as `None`); there
+is no "-1" or `false` spelling, so a typo cannot silently disable a part.
+
+`launcher config check [FILE]` runs the same checks and prints a short summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import json
+import math
+import re
+import tomllib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from firmware.errors import ConfigError
+from firmware.jam import JamParams, from_mapping
+
+# BCM numbers a part may use on the 40-pin header: GPIO 0 and 1 carry the HAT ID EEPROM bus.
+PIN_MIN = 2
+PIN_MAX = 27
+
+# Pins the daemon drives as outputs; the safe-off script (systemd/launcher-safe-off) drives
+# exactly these low, so the two lists must agree (tests/firmware/test_systemd.py checks it).
+OUTPUT_PINS: tuple[str, ...] = (
+    "ejector_forward",
+    "ejector_backward",
+    "ejector_enable",
+    "flywheel",
+    "button_led",
+    "buzzer",
+    "servo",
+)
+
+# The buzzer plays one octave either side of this note, so octaves 0 and 8-9 would not fit.
+_NOTE = re.compile(r"[A-G][#b]?[1-7]")
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class BoxConfig:
+    """`[box]`: what the box calls itself and how many seats it aims at."""
+
+    name: str = "uno-attack-box"
+    seats: int = 4
+
+
+@dataclass(frozen=True)
+class PinsConfig:
+    """`[pins]`: BCM GPIO numbers; `None` means the part is not fitted."""
+
+    button: int
+    ejector_forward: int
+    sensor: int
+    button_led: int | None = None
+    ejector_backward: int | None = None
+    ejector_enable: int | None = None
+    flywheel: int | None = None
+    buzzer: int | None = None
+    servo: int | None = None
+    hopper_empty: int | None = None
+    door: int | None = None
+
+    def used(self) -> dict[str, int]:
+        """Every fitted part and its pin, in declaration order."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) is not None
+        }
+
+    def outputs(self) -> dict[str, int]:
+        """The fitted parts the daemon drives (the pins the safe-off script pulls low)."""
+        return {name: pin for name, pin in self.used().items() if name in OUTPUT_PINS}
+
+
+@dataclass(frozen=True)
+class EjectorConfig:
+    """`[ejector]`: which mechanism pushes the cards out and its timings (ms)."""
+
+    kind: str = "motor"
+    soft_start_ms: int = 150
+    reverse_pulse_ms: int = 120
+    pulse_ms: int = 40
+    recovery_ms: int = 120
+    flywheel_spinup_ms: int = 250
+
+
+@dataclass(frozen=True)
+class TimingConfig:
+    """`[timing]`: jam detection, cooldown and button timings."""
+
+    card_timeout_ms: int = 800
+    cooldown_ms: int = 300
+    hold_clear_s: float = 2.0
+    debounce_ms: int = 20
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """`[limits]`: safety limits; only this file sets them, never the serial link."""
+
+    ejector_max_on_ms: int = 8000
+    flywheel_max_on_ms: int = 15000
+    solenoid_max_on_ms: int = 100
+    solenoid_duty_max: float = 0.30
+    solenoid_duty_window_ms: int = 10000
+    unjam_retries: int = 2
+    max_burst: int = 12
+    press_queue: int = 16
+
+
+@dataclass(frozen=True)
+class ServoConfig:
+    """`[servo]`: aiming servo range and one angle per seat (degrees)."""
+
+    min_angle: float = -90.0
+    max_angle: float = 90.0
+    seat_angles: tuple[float, ...] = (-60.0, -20.0, 20.0, 60.0)
+
+
+@dataclass(frozen=True)
+class FeedbackConfig:
+    """`[feedback]`: LED/buzzer pulse rate that speeds up with each dry press."""
+
+    led_base_hz: float = 1.0
+    led_step_hz: float = 1.0
+    buzzer_tone: str = "A4"
+
+
+@dataclass(frozen=True)
+class PlantConfig:
+    """`[plant]`: the simulated mechanism used on mock pins (ignored on real pins)."""
+
+    hopper: int = 112
+    feed_interval_ms: int = 60
+    feed_jitter_ms: int = 10
+    beam_ms: int = 8
+    spinup_ms: int = 40
+    seed: int = 1
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole file; `path` is where it was read from (reported in the `hello` event)."""
+
+    path: str
+    box: BoxConfig
+    pins: PinsConfig
+    ejector: EjectorConfig
+    timing: TimingConfig
+    limits: LimitsConfig
+    jam: JamParams
+    servo: ServoConfig
+    feedback: FeedbackConfig
+    plant: PlantConfig
+
+
+SECTIONS: tuple[str, ...] = (
+    "box",
+    "pins",
+    "ejector",
+    "timing",
+    "limits",
+    "jam",
+    "servo",
+    "feedback",
+    "plant",
+)
+
+# [jam] keys are JamParams fields except max_burst, which is the safety limit [limits] max_burst.
+_JAM_KEYS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(JamParams) if f.name != "max_burst"
+)
+
+
+def default_path() -> Path:
+    """The documented default config: `hardware/launcher.toml` in a source checkout, else the
+    copy installed with the package (`firmware/launcher.toml`)."""
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / "hardware" / "launcher.toml"
+    if checkout.is_file():
+        return checkout
+    return here / "launcher.toml"
+
+
+def _show(value: object) -> str:
+    """A value as it would be written in TOML, on one short line."""
+    if value is _MISSING:
+        return "(missing)"
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = json.dumps(value)  # escapes newlines, so the message stays one line
+    elif isinstance(value, (list, tuple)):
+        text = "[" + ", ".join(_show(v) for v in value) + "]"
+    elif isinstance(value, dict):
+        text = "{" + ", ".join(f"{k} = {_show(v)}" for k, v in value.items()) + "}"
+    else:
+        text = str(value)
+    text = text.replace("\n", " ")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _num(x: float) -> str:
+    """1.0 -> "1", 0.3 -> "0.3": limits read like the file, not like Python floats."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+class _Section:
+    """Checking getters over one TOML table. Remembers which keys were asked for, so the keys
+    nobody asked for can be reported as unknown."""
+
+    def __init__(self, path: str, name: str, table: dict[str, Any]) -> None:
+        self.path = path
+        self.name = name
+        self.table = table
+        self.asked: list[str] = []
+
+    def fail(self, key: str, value: object, allowed: str) -> ConfigError:
+        """The one-line error for `key` (raise what this returns)."""
+        return ConfigError(f"{self.path}: [{self.name}] {key} = {_show(value)}: {allowed}")
+
+    def _get(self, key: str, default: object) -> object:
+        self.asked.append(key)
+        value = self.table.get(key, _MISSING)
+        if value is _MISSING and default is _MISSING:
+            raise self.fail(key, value, "required")
+        return default if value is _MISSING else value
+
+    def getint(self, key: str, default: object = _MISSING, *, lo: int, hi: int) -> int:
+        """A whole number from `lo` to `hi` inclusive."""
+        value = self._get(key, default)
+        if not _is_int(value) or not lo <= value <= hi:  # type: ignore[operator]
+            raise self.fail(key, value, f"must be a whole number from {lo} to {hi}")
+        return int(value)  # type: ignore[arg-type]
+
+    def getfloat(
+        self,
+        key: str,
+        default: object = _MISSING,
+        *,
+        lo: float,
+        hi: float,
+        above: bool = False,
+    ) -> float:
+        """A number from `lo` (or just above it, with `above`) to `hi` inclusive."""
+        value = self._get(key, default)
+        if not _is_number(value):
+            raise self.fail(key, value, self._range(lo, hi, above))
+        number = float(value)  # type: ignore[arg-type]
+        if number > hi or number < lo or (above and number == lo):
+            raise self.fail(key, value, self._range(lo, hi, above))
+        return number
+
+    @staticmethod
+    def _range(lo: float, hi: float, above: bool) -> str:
+        if above:
+            return f"must be a number above {_num(lo)} and at most {_num(hi)}"
+        return f"must be a number from {_num(lo)} to {_num(hi)}"
+
+    def getchoice(self, key: str, default: object, choices: Iterable[str]) -> str:
+        """One of a fixed set of strings."""
+        value = self._get(key, default)
+        choices = tuple(choices)
+        if value not in choices:
+            listed = ", ".join(json.dumps(c) for c in choices)
+            raise self.fail(key, value, f"must be one of {listed}")
+        return str(value)
+
+    def getstr(
+        self, key: str, default: object, *, check: Callable[[str], bool], allowed: str
+    ) -> str:
+        """A string that passes `check`; `allowed` says what passes."""
+        value = self._get(key, default)
+        if not isinstance(value, str) or not check(value):
+            raise self.fail(key, value, allowed)
+        return value
+
+    def getnumbers(self, key: str, default: object, *, lo: float, hi: float) -> tuple[float, ...]:
+        """A list of numbers, each from `lo` to `hi`."""
+        value = self._get(key, default)
+        allowed = f"must be a list of numbers from {_num(lo)} to {_num(hi)}"
+        if not isinstance(value, (list, tuple)):
+            raise self.fail(key, value, allowed)
+        if not all(_is_number(v) and lo <= float(v) <= hi for v in value):
+            raise self.fail(key, value, allowed)
+        return tuple(float(v) for v in value)
+
+    def getpin(self, key: str, *, required: bool) -> int | None:
+        """A BCM GPIO number on the header; optional pins may be left out (`None`)."""
+        value = self._get(key, _MISSING if required else None)
+        if value is None:
+            return None
+        if not _is_int(value) or not PIN_MIN <= value <= PIN_MAX:  # type: ignore[operator]
+            allowed = f"must be a BCM GPIO number from {PIN_MIN} to {PIN_MAX}"
+            if not required:
+                allowed += " (leave the key out if the part is not fitted)"
+            raise self.fail(key, value, allowed)
+        return int(value)  # type: ignore[arg-type]
+
+    def raw(self, key: str) -> object:
+        """The value as written, for keys checked by someone else (the jam model)."""
+        self.asked.append(key)
+        return self.table.get(key, _MISSING)
+
+    def check_unknown(self) -> None:
+        """Reject any key no getter asked for, suggesting the closest known key."""
+        for key, value in self.table.items():
+            if key in self.asked:
+                continue
+            close = difflib.get_close_matches(key, self.asked, n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            known = ", ".join(self.asked)
+            raise self.fail(key, value, f"unknown key; {hint}known keys: {known}")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file: TOML must be UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _sections(path: str, doc: dict[str, Any]) -> dict[str, _Section]:
+    sections: dict[str, _Section] = {}
+    for name, table in doc.items():
+        if name not in SECTIONS:
+            close = difflib.get_close_matches(name, SECTIONS, n=1)
+            hint = f"did you mean [{close[0]}]? " if close else ""
+            raise ConfigError(
+                f"{path}: [{name}]: unknown section; {hint}known sections: {', '.join(SECTIONS)}"
+            )
+        if not isinstance(table, dict):
+            raise ConfigError(
+                f"{path}: {name} = {_show(table)}: must be a section, written [{name}] on its own"
+                " line"
+            )
+    for name in SECTIONS:
+        sections[name] = _Section(path, name, doc.get(name, {}))
+    return sections
+
+
+def _read_pins(sec: _Section) -> PinsConfig:
+    pins: dict[str, int | None] = {}
+    owner: dict[int, str] = {}
+    for f in dataclasses.fields(PinsConfig):
+        required = f.default is dataclasses.MISSING
+        pin = sec.getpin(f.name, required=required)
+        if pin is not None and pin in owner:
+            raise sec.fail(
+                f.name, pin, f"GPIO {pin} is already used by {owner[pin]}; each pin has one part"
+            )
+        if pin is not None:
+            owner[pin] = f.name
+        pins[f.name] = pin
+    sec.check_unknown()
+    return PinsConfig(**pins)  # type: ignore[arg-type]
+
+
+def _read_jam(sec: _Section, limits: LimitsConfig) -> JamParams:
+    mapping: dict[str, object] = {}
+    for key in _JAM_KEYS:
+        value = sec.raw(key)
+        if value is not _MISSING:
+            mapping[key] = value
+    sec.check_unknown()
+    mapping["max_burst"] = limits.max_burst
+    try:
+        params = from_mapping(mapping)
+    except (ValueError, TypeError) as exc:
+        # The jam model owns its ranges; name the key it complained about when we can find it.
+        text = str(exc)
+        named = re.match(r"jam\.(\w+)", text)
+        key = named.group(1) if named and named.group(1) in mapping else None
+        if key is None:
+            key = next((k for k in mapping if k in text), "")
+        value = mapping.get(key, _MISSING) if key else _MISSING
+        detail = re.sub(r"^jam\.\w+\s*", "", text) if named else text
+        detail = re.sub(r",?\s*got .*$", "", detail)
+        if key:
+            raise sec.fail(key, value, detail.strip() or "out of range") from None
+        raise ConfigError(f"{sec.path}: [jam]: {text}") from None
+    return params
+
+
+def load(path: str | Path) -> Config:
+    """Read and check a config file. Raises `ConfigError` (one line, exit 78) on any problem."""
+    path = Path(path)
+    doc = _read(path)
+    where = str(path)
+    s = _sections(where, doc)
+
+    sec = s["box"]
+    box = BoxConfig(
+        name=sec.getstr(
+            "name",
+            BoxConfig.name,
+            check=lambda v: 1 <= len(v) <= 32 and v.isascii() and v.isprintable(),
+            allowed="must be 1 to 32 printable ASCII characters",
+        ),
+        seats=sec.getint("seats", BoxConfig.seats, lo=2, hi=10),
+    )
+    sec.check_unknown()
+
+    pins = _read_pins(s["pins"])
+
+    sec = s["ejector"]
+    ejector = EjectorConfig(
+        kind=sec.getchoice("kind", EjectorConfig.kind, ("motor", "solenoid")),
+        soft_start_ms=sec.getint("soft_start_ms", EjectorConfig.soft_start_ms, lo=0, hi=2000),
+        reverse_pulse_ms=sec.getint(
+            "reverse_pulse_ms", EjectorConfig.reverse_pulse_ms, lo=10, hi=2000
+        ),
+        pulse_ms=sec.getint("pulse_ms", EjectorConfig.pulse_ms, lo=1, hi=1000),
+        recovery_ms=sec.getint("recovery_ms", EjectorConfig.recovery_ms, lo=0, hi=10000),
+        flywheel_spinup_ms=sec.getint(
+            "flywheel_spinup_ms", EjectorConfig.flywheel_spinup_ms, lo=0, hi=10000
+        ),
+    )
+    sec.check_unknown()
+    ejector_sec = sec
+
+    sec = s["timing"]
+    timing = TimingConfig(
+        card_timeout_ms=sec.getint(
+            "card_timeout_ms", TimingConfig.card_timeout_ms, lo=50, hi=60000
+        ),
+        cooldown_ms=sec.getint("cooldown_ms", TimingConfig.cooldown_ms, lo=0, hi=60000),
+        hold_clear_s=sec.getfloat("hold_clear_s", TimingConfig.hold_clear_s, lo=0.5, hi=30),
+        debounce_ms=sec.getint("debounce_ms", TimingConfig.debounce_ms, lo=0, hi=500),
+    )
+    sec.check_unknown()
+
+    sec = s["limits"]
+    limits = LimitsConfig(
+        ejector_max_on_ms=sec.getint(
+            "ejector_max_on_ms", LimitsConfig.ejector_max_on_ms, lo=100, hi=120000
+        ),
+        flywheel_max_on_ms=sec.getint(
+            "flywheel_max_on_ms", LimitsConfig.flywheel_max_on_ms, lo=100, hi=600000
+        ),
+        solenoid_max_on_ms=sec.getint(
+            "solenoid_max_on_ms", LimitsConfig.solenoid_max_on_ms, lo=1, hi=1000
+        ),
+        solenoid_duty_max=sec.getfloat(
+            "solenoid_duty_max", LimitsConfig.solenoid_duty_max, lo=0, hi=1, above=True
+        ),
+        solenoid_duty_window_ms=sec.getint(
+            "solenoid_duty_window_ms", LimitsConfig.solenoid_duty_window_ms, lo=100, hi=600000
+        ),
+        unjam_retries=sec.getint("unjam_retries", LimitsConfig.unjam_retries, lo=0, hi=10),
+        max_burst=sec.getint("max_burst", LimitsConfig.max_burst, lo=1, hi=50),
+        press_queue=sec.getint("press_queue", LimitsConfig.press_queue, lo=1, hi=256),
+    )
+    sec.check_unknown()
+    limits_sec = sec
+
+    jam = _read_jam(s["jam"], limits)
+
+    sec = s["servo"]
+    min_angle = sec.getfloat("min_angle", ServoConfig.min_angle, lo=-180, hi=180)
+    max_angle = sec.getfloat("max_angle", ServoConfig.max_angle, lo=-180, hi=180)
+    if max_angle <= min_angle:
+        raise sec.fail(
+            "max_angle",
+            sec.table.get("max_angle", max_angle),
+            f"must be above [servo] min_angle = {_num(min_angle)}",
+        )
+    seat_angles = sec.getnumbers(
+        "seat_angles", list(ServoConfig.seat_angles), lo=min_angle, hi=max_angle
+    )
+    if pins.servo is not None and len(seat_angles) != box.seats:
+        raise sec.fail(
+            "seat_angles",
+            list(seat_angles),
+            f"must list one angle per seat: {box.seats} angles for [box] seats = {box.seats}",
+        )
+    servo = ServoConfig(min_angle=min_angle, max_angle=max_angle, seat_angles=seat_angles)
+    sec.check_unknown()
+
+    sec = s["feedback"]
+    feedback = FeedbackConfig(
+        led_base_hz=sec.getfloat(
+            "led_base_hz", FeedbackConfig.led_base_hz, lo=0, hi=50, above=True
+        ),
+        led_step_hz=sec.getfloat("led_step_hz", FeedbackConfig.led_step_hz, lo=0, hi=50),
+        buzzer_tone=sec.getstr(
+            "buzzer_tone",
+            FeedbackConfig.buzzer_tone,
+            check=lambda v: _NOTE.fullmatch(v) is not None,
+            allowed='must be a note name in octaves 1 to 7, like "A4", "C#5" or "Bb3"',
+        ),
+    )
+    sec.check_unknown()
+
+    sec = s["plant"]
+    feed_interval = sec.getint("feed_interval_ms", PlantConfig.feed_interval_ms, lo=1, hi=10000)
+    jitter = sec.getint("feed_jitter_ms", PlantConfig.feed_jitter_ms, lo=0, hi=feed_interval - 1)
+    plant = PlantConfig(
+        hopper=sec.getint("hopper", PlantConfig.hopper, lo=0, hi=1_000_000),
+        feed_interval_ms=feed_interval,
+        feed_jitter_ms=jitter,
+        # A card must leave the beam before the next one can arrive, or two cards count as one.
+        beam_ms=sec.getint(
+            "beam_ms", PlantConfig.beam_ms, lo=1, hi=max(1, feed_interval - jitter - 1)
+        ),
+        spinup_ms=sec.getint("spinup_ms", PlantConfig.spinup_ms, lo=0, hi=10000),
+        seed=sec.getint("seed", PlantConfig.seed, lo=0, hi=2**63 - 1),
+    )
+    sec.check_unknown()
+
+    _check_ejector(s["pins"], ejector_sec, limits_sec, pins, ejector, timing, limits)
+    return Config(
+        path=where,
+        box=box,
+        pins=pins,
+        ejector=ejector,
+        timing=timing,
+        limits=limits,
+        jam=jam,
+        servo=servo,
+        feedback=feedback,
+        plant=plant,
+    )
+
+
+def _check_ejector(
+    pins_sec: _Section,
+    ejector_sec: _Section,
+    limits_sec: _Section,
+    pins: PinsConfig,
+    ejector: EjectorConfig,
+    timing: TimingConfig,
+    limits: LimitsConfig,
+) -> None:
+    """Requirements that depend on the ejector kind and on other sections."""
+    if ejector.kind == "motor":
+        if pins.ejector_backward is None:
+            raise pins_sec.fail(
+                "ejector_backward",
+                _MISSING,
+                'required with [ejector] kind = "motor" (H-bridge IN2)',
+            )
+        if ejector.soft_start_ms > 0 and pins.ejector_enable is None:
+            raise ejector_sec.fail(
+                "soft_start_ms",
+                ejector.soft_start_ms,
+                "soft start needs [pins] ejector_enable (H-bridge EN); set it or use 0",
+            )
+        if timing.card_timeout_ms >= limits.ejector_max_on_ms:
+            raise limits_sec.fail(
+                "ejector_max_on_ms",
+                limits.ejector_max_on_ms,
+                f"must be above [timing] card_timeout_ms = {timing.card_timeout_ms}",
+            )
+    else:
+        for key in ("ejector_backward", "ejector_enable"):
+            if getattr(pins, key) is not None:
+                raise pins_sec.fail(
+                    key,
+                    getattr(pins, key),
+                    'not used with [ejector] kind = "solenoid"; leave it out',
+                )
+        if ejector.pulse_ms > limits.solenoid_max_on_ms:
+            raise ejector_sec.fail(
+                "pulse_ms",
+                ejector.pulse_ms,
+                f"must be at most [limits] solenoid_max_on_ms = {limits.solenoid_max_on_ms}",
+            )
+    if pins.flywheel is not None and ejector.flywheel_spinup_ms >= limits.flywheel_max_on_ms:
+        raise ejector_sec.fail(
+            "flywheel_spinup_ms",
+            ejector.flywheel_spinup_ms,
+            f"must be below [limits] flywheel_max_on_ms = {limits.flywheel_max_on_ms}",
+        )
+
+
+# --- `launcher config check` -------------------------------------------------------------------
+
+
+def summary(cfg: Config) -> list[str]:
+    """A few lines describing a checked config, for `launcher config check`."""
+    pins = cfg.pins
+    if cfg.ejector.kind == "motor":
+        drive = f"motor on GPIO {pins.ejector_forward}/{pins.ejector_backward}"
+        if pins.ejector_enable is not None:
+            drive += f", enable GPIO {pins.ejector_enable}"
+            if cfg.ejector.soft_start_ms:
+                drive += f" (soft start {cfg.ejector.soft_start_ms} ms)"
+    else:
+        drive = (
+            f"solenoid on GPIO {pins.ejector_forward} "
+            f"({cfg.ejector.pulse_ms} ms on, {cfg.ejector.recovery_ms} ms off)"
+        )
+    optional = [
+        f.name
+        for f in dataclasses.fields(PinsConfig)
+        if f.default is None and getattr(pins, f.name) is not None
+    ]
+    lim = cfg.limits
+    jam = cfg.jam
+    if jam.mode == "hazard":
+        model = f"hazard (base {jam.base:g}, step {jam.step:g}, max_dry {jam.max_dry})"
+    elif jam.mode == "pattern":
+        model = f"pattern of {len(jam.pattern)} presses"
+    else:
+        model = f"fixed {jam.count} per press"
+    return [
+        f"{cfg.path}: OK",
+        f"  box {cfg.box.name!r}, {cfg.box.seats} seats",
+        f"  ejector: {drive}; button GPIO {pins.button}, sensor GPIO {pins.sensor}",
+        f"  fitted: {', '.join(optional) if optional else 'nothing optional'}",
+        f"  limits: ejector {lim.ejector_max_on_ms} ms, max_burst {lim.max_burst}, "
+        f"unjam_retries {lim.unjam_retries}, queue {lim.press_queue}",
+        f"  jam model: {model}, seed {jam.seed or 'fresh each start'}",
+    ]
+
+
+def as_dict(cfg: Config) -> dict[str, Any]:
+    """The checked config as plain JSON-able data (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+
+
+def _check(args: argparse.Namespace) -> int:
+    cfg = load(args.file)
+    if args.json:
+        print(json.dumps(as_dict(cfg), indent=2))
+    else:
+        print("\n".join(summary(cfg)))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `launcher config check [FILE] [--json]`."""
+    parser = subparsers.add_parser("config", help="check the box's configuration file")
+    sub = parser.add_subparsers(dest="config_command", metavar="ACTION")
+    sub.required = True
+    check = sub.add_parser(
+        "check",
+        help="validate a config file (exit 0 if good, 78 with one line naming the problem)",
+        description="Validate a launcher config file. Exit 0 and a summary if it is good; "
+        "otherwise one line naming file, section, key, value and what is allowed, exit 78.",
+    )
+    check.add_argument(
+        "file",
+        nargs="?",
+        default=str(default_path()),
+        metavar="FILE",
+        help="config file (default: the packaged hardware/launcher.toml)",
+    )
+    check.add_argument("--json", action="store_true", help="print the checked config as JSON")
+    check.set_defaults(func=_check)
