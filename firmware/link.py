@@ -1,0 +1,640 @@
+"""The box side of the serial link (docs/protocol.md).
+
+`Link(port, daemon, journal)` owns the serial port and two threads:
+
+- the **reader** reads bytes, decodes frames (`protocol.FrameDecoder`) and handles them: `ack`
+  and `nak` move the delivery window, `cmd` frames are deduplicated by id and handed to
+  ``daemon.submit`` (``hello`` is answered by the link itself), bad frames are answered with an
+  error reply and counted. The reader also (re)opens the port, with back-off, for ever.
+- the **writer** is the only thread that writes: queued replies first, then events from the
+  journal, at most `window` unacknowledged events in flight, resending the oldest unacked ones
+  when the resend timer (0.25 s doubling to 5 s) runs out.
+
+The daemon's loop thread never blocks on the port: its subscriber callback only wakes the
+writer, and command replies are queued for the writer.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import fcntl
+import logging
+import os
+import select
+import threading
+import time
+import tty
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import serial
+
+from firmware import protocol
+from firmware.errors import UsageError
+
+log = logging.getLogger(__name__)
+
+READ_TIMEOUT = 0.05  # seconds a read waits, so the reader notices stop() and broken ports
+POLL_INTERVAL = 0.2  # the writer looks at the journal at least this often
+MAX_OUT_QUEUE = 256  # queued error replies beyond this are dropped (a noise storm)
+REOPEN_FIRST = 0.1
+REOPEN_MAX = 5.0
+# the counters a status reply carries (all of them would not fit in one frame with the rest)
+STATUS_COUNTERS = ("frames_in", "frames_out", "bad_crc", "dropped", "resent", "dup_cmds")
+
+
+class _Port(Protocol):
+    def read(self) -> bytes: ...
+    def write(self, data: bytes) -> None: ...
+    def close(self) -> None: ...
+
+
+class _WriteTimeout(Exception):
+    """The other end did not take our bytes within the write timeout."""
+
+
+class _SerialPort:
+    """A pyserial port or URL (a device path, ``loop://``, ``socket://host:port``, a pty path)."""
+
+    def __init__(self, url: str, *, baudrate: int, write_timeout: float) -> None:
+        self._serial = serial.serial_for_url(
+            url, baudrate=baudrate, timeout=READ_TIMEOUT, write_timeout=write_timeout
+        )
+
+    def read(self) -> bytes:
+        waiting = self._serial.in_waiting
+        return bytes(self._serial.read(max(1, min(waiting, 4096))))
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._serial.write(data)
+            self._serial.flush()
+        except serial.SerialTimeoutException as exc:
+            raise _WriteTimeout(str(exc)) from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._serial.close()
+
+
+class _PtyPort:
+    """The master side of a fresh pseudo-terminal; the host opens `path` (the slave).
+
+    We keep our own slave descriptor open so that the master never sees EOF/EIO (which would
+    spin the reader) while no host is attached."""
+
+    def __init__(self, *, write_timeout: float) -> None:
+        self._master, self._slave = os.openpty()
+        for fd in (self._master, self._slave):
+            tty.setraw(fd)  # no echo, no line editing, no CR/LF translation
+        flags = fcntl.fcntl(self._master, fcntl.F_GETFL)
+        fcntl.fcntl(self._master, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        self.path = os.ttyname(self._slave)
+        self._write_timeout = write_timeout
+
+    def read(self) -> bytes:
+        ready, _, _ = select.select([self._master], [], [], READ_TIMEOUT)
+        if not ready:
+            return b""
+        try:
+            return os.read(self._master, 4096)
+        except BlockingIOError:
+            return b""
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        deadline = time.monotonic() + self._write_timeout
+        while view:
+            try:
+                n = os.write(self._master, view)
+                view = view[n:]
+                continue
+            except BlockingIOError:
+                pass
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _WriteTimeout(f"{len(view)} bytes not taken within {self._write_timeout} s")
+            select.select([], [self._master], [], min(left, 0.05))
+
+    def close(self) -> None:
+        for fd in (self._master, self._slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class Link:
+    """Serial side of the daemon: delivers journaled events exactly once and answers commands.
+
+    `port` is a pyserial port name or URL, or ``"pty"`` to create a pseudo-terminal whose slave
+    path is `port_path` after `start()`. `daemon` needs ``subscribe(fn)``, ``submit(op, args,
+    reply)`` and ``state``; `journal` is a `MemoryJournal` or `SqliteJournal`. `clock` returns
+    seconds (monotonic) and drives the resend timers."""
+
+    def __init__(
+        self,
+        port: str,
+        daemon: Any,
+        journal: Any,
+        *,
+        clock: Callable[[], float] | None = None,
+        baudrate: int = 115200,
+        write_timeout: float = 1.0,
+        resend_first: float = 0.25,
+        resend_max: float = 5.0,
+        window: int = 32,
+    ) -> None:
+        self.port = port
+        self.port_path: str | None = None if port == "pty" else port
+        self._daemon = daemon
+        self._journal = journal
+        self._clock = clock or time.monotonic
+        self._baudrate = baudrate
+        self._write_timeout = write_timeout
+        self._resend_first = resend_first
+        self._resend_max = resend_max
+        self._window = window
+
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._port: _Port | None = None
+        self._port_broken = False
+        self._pty: _PtyPort | None = None
+        self._threads: list[threading.Thread] = []
+        self._started = False
+        self._stopped = False
+
+        # delivery window, guarded by _lock
+        self._host_has = journal.acked  # every event up to here is known to be at the host
+        self._next = self._host_has + 1  # next seq the writer sends
+        self._high = self._host_has  # highest seq sent by this boot (to count resends)
+        self._rto = resend_first
+        self._deadline: float | None = None
+        self._last_rewind: tuple[int, float] | None = None
+        self._dirty = False  # a write timed out mid-line: start the next write with a newline
+
+        # replies in the order they were decided: (cmd id to store the reply under, message)
+        self._out: collections.deque[tuple[str | None, dict]] = collections.deque()
+        self._pending: set[str] = set()
+        self._decoder = protocol.FrameDecoder()
+        self._counters = dict.fromkeys(
+            (
+                "frames_in",
+                "frames_out",
+                "bad_crc",
+                "too_long",
+                "bad_frame",
+                "dropped",
+                "resent",
+                "dup_cmds",
+                "naks",
+                "internal",
+                "write_timeouts",
+                "reopens",
+                "open_failures",
+                "errors_dropped",
+            ),
+            0,
+        )
+
+    # -- public ---------------------------------------------------------------------------
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """A snapshot of the link counters (for `status` and tests)."""
+        with self._lock:
+            return dict(self._counters)
+
+    def start(self) -> None:
+        """Open the port (or create the pty), subscribe to the daemon and start the threads.
+        A port name that can never work (unknown URL scheme) raises UsageError; a port that is
+        merely absent is retried in the background."""
+        if self._started:
+            return
+        self._started = True
+        if self.port == "pty":
+            self._pty = _PtyPort(write_timeout=self._write_timeout)
+            self.port_path = self._pty.path
+            self._port = self._pty
+        else:
+            try:
+                self._port = self._open()
+            except ValueError as exc:
+                raise UsageError(f"port {self.port!r}: {exc}") from None
+            except (OSError, serial.SerialException):
+                pass  # the reader retries with back-off and logs the outage once
+        self._daemon.subscribe(self._on_event)
+        for name, target in (("link-reader", self._read_loop), ("link-writer", self._write_loop)):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Stop both threads and close the port; idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._stop.set()
+        with self._wake:
+            self._wake.notify_all()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        with self._lock:
+            port, self._port = self._port, None
+        if port is not None:
+            port.close()
+        if self._pty is not None and self._pty is not port:
+            self._pty.close()
+
+    def __enter__(self) -> Link:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def poke(self) -> None:
+        """Wake the writer (new events, or an injected clock has moved)."""
+        with self._wake:
+            self._wake.notify_all()
+
+    # -- daemon side ----------------------------------------------------------------------
+
+    def _on_event(self, event: dict) -> None:
+        # called on the daemon's loop thread: never block, only wake the writer
+        if not self._stop.is_set():
+            self.poke()
+
+    # -- port -----------------------------------------------------------------------------
+
+    def _open(self) -> _Port:
+        return _SerialPort(self.port, baudrate=self._baudrate, write_timeout=self._write_timeout)
+
+    def _ensure_port(self) -> _Port | None:
+        """Return an open port, reopening a vanished one with back-off (for ever)."""
+        with self._lock:
+            port, broken = self._port, self._port_broken
+        if port is not None and not broken:
+            return port
+        if port is not None:
+            port.close()
+        delay = REOPEN_FIRST
+        tries = 0
+        while not self._stop.is_set():
+            tries += 1
+            try:
+                port = self._open()
+            except (OSError, serial.SerialException, ValueError) as exc:
+                with self._lock:
+                    self._counters["open_failures"] += 1
+                if tries == 1:  # once per outage, not once per try
+                    log.warning("port %s unavailable (%s); retrying with back-off", self.port, exc)
+                self._stop.wait(delay)
+                delay = min(delay * 2, REOPEN_MAX)
+                continue
+            if tries > 1 or broken:
+                log.info("port %s open again after %d tries", self.port, tries)
+            with self._wake:
+                self._port, self._port_broken = port, False
+                self._counters["reopens"] += 1
+                self._next = self._host_has + 1  # the other end may have missed anything in flight
+                self._deadline = None
+                self._dirty = False
+                self._wake.notify_all()
+            self._decoder = protocol.FrameDecoder()
+            return port
+        return None
+
+    def _port_failed(self, exc: BaseException) -> None:
+        log.warning("port %s failed: %s", self.port, exc)
+        with self._lock:
+            if self.port == "pty":
+                return  # our own pty does not vanish; keep it
+            self._port_broken = True
+
+    # -- reader ---------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        while not self._stop.is_set():
+            port = self._ensure_port() if self.port != "pty" else self._port
+            if port is None:
+                return
+            try:
+                data = port.read()
+            except (OSError, serial.SerialException) as exc:
+                if self._stop.is_set():
+                    return
+                self._port_failed(exc)
+                self._stop.wait(READ_TIMEOUT)
+                continue
+            if not data:
+                continue
+            for item in self._decoder.feed(data):
+                try:
+                    self._handle(item)
+                except Exception:
+                    # a handler bug must not kill the link: answer INTERNAL and keep reading
+                    log.exception("link: handling a frame failed")
+                    cmd_id = _item_id(item)
+                    with self._lock:
+                        self._counters["internal"] += 1
+                        if cmd_id is not None:
+                            self._pending.discard(cmd_id)
+                    self._queue(protocol.reply_error(cmd_id, protocol.INTERNAL, "internal error"))
+
+    def _handle(self, item: protocol.Frame | protocol.FrameErrorInfo) -> None:
+        if isinstance(item, protocol.FrameErrorInfo):
+            key = {
+                protocol.BAD_CRC: "bad_crc",
+                protocol.LINE_TOO_LONG: "too_long",
+            }.get(item.code, "bad_frame")
+            with self._lock:
+                self._counters[key] += 1
+                self._counters["dropped"] += 1
+            self._queue(protocol.reply_error(item.id, item.code, item.message), droppable=True)
+            return
+        message = item.message
+        kind = message["type"]
+        with self._lock:
+            self._counters["frames_in"] += 1
+        if kind == "ack":
+            self._on_ack(message)
+        elif kind == "nak":
+            self._on_nak(message)
+        elif kind == "cmd":
+            self._on_cmd(message)
+        else:
+            # events and replies are ours to send, not to receive; answering them could start an
+            # echo loop with a looped-back line, so they are only counted
+            with self._lock:
+                self._counters["dropped"] += 1
+
+    def _foreign(self, message: dict) -> bool:
+        stream = message.get("stream")
+        return stream is not None and stream != self._journal.stream
+
+    def _on_ack(self, message: dict) -> None:
+        if self._foreign(message):
+            with self._lock:
+                self._counters["dropped"] += 1
+            return
+        seq = min(message["seq"], self._journal.last_seq)
+        with self._wake:
+            if seq <= self._host_has:
+                return
+            self._host_has = seq
+            self._next = max(self._next, seq + 1)
+            self._rto = self._resend_first  # progress: the line works, back to the short timer
+            self._deadline = self._clock() + self._rto if self._next - 1 > seq else None
+            self._wake.notify_all()
+        self._journal.ack(seq)
+
+    def _on_nak(self, message: dict) -> None:
+        if self._foreign(message):
+            with self._lock:
+                self._counters["dropped"] += 1
+            return
+        seq = message["seq"]
+        # a nak for N says the host holds everything before N
+        self._on_ack({"seq": max(seq - 1, 0)})
+        now = self._clock()
+        with self._wake:
+            self._counters["naks"] += 1
+            if seq > self._high or seq < self._host_has + 1:
+                return  # not sent yet, or already known delivered: nothing to resend
+            if self._last_rewind is not None:
+                last_seq, when = self._last_rewind
+                if last_seq == seq and now - when < self._resend_first:
+                    return  # one rewind per gap; the host naks each later event it sees too
+            self._last_rewind = (seq, now)
+            self._next = min(self._next, seq)
+            self._deadline = now + self._rto
+            self._wake.notify_all()
+
+    def _on_cmd(self, message: dict) -> None:
+        cmd_id: str = message["id"]
+        op: str = message["op"]
+        args = protocol.command_args(message)
+        stored = self._journal.get_reply(cmd_id)
+        with self._lock:
+            duplicate = stored is not None or cmd_id in self._pending
+            if duplicate:
+                self._counters["dup_cmds"] += 1
+            else:
+                self._pending.add(cmd_id)
+        if stored is not None:
+            self._queue(stored)  # the same answer again; the command is not run twice
+            return
+        if duplicate:
+            return  # still running; its one reply is on the way
+        if op == "hello":
+            self._finish(cmd_id, op, self._hello(args))
+            return
+        try:
+            self._daemon.submit(op, args, _Once(lambda result: self._finish(cmd_id, op, result)))
+        except Exception as exc:
+            log.exception("daemon.submit(%r) raised", op)
+            with self._lock:
+                self._counters["internal"] += 1
+            self._finish(cmd_id, op, _error(protocol.INTERNAL, f"{op} failed: {exc}"))
+
+    def _hello(self, args: dict) -> dict:
+        """Handshake: adopt the host's position when it is on our stream and replay after it."""
+        stream = args.get("stream")
+        seq = args.get("seq", 0)
+        journal = self._journal
+        last = journal.last_seq
+        with self._wake:
+            # another stream (or none): the host knows nothing of ours; replay from our acked mark
+            position = min(seq, last) if stream == journal.stream else journal.acked
+            self._host_has = position
+            self._next = position + 1
+            self._rto = self._resend_first
+            self._deadline = None
+            self._last_rewind = None
+            self._wake.notify_all()
+        if stream == journal.stream and seq > journal.acked:
+            journal.ack(seq)
+        return {
+            "ok": True,
+            "stream": journal.stream,
+            "boot": journal.boot,
+            "seq": last,
+            "acked": journal.acked,
+            "state": getattr(self._daemon, "state", None),
+            "journal_recovered": getattr(journal, "recovered", None),
+        }
+
+    def _finish(self, cmd_id: str, op: str, result: dict) -> None:
+        """Build the reply to `cmd_id`; the writer stores it and then writes it."""
+        if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
+            log.error("daemon reply to %s is not a reply dict: %r", op, result)
+            result = _error(protocol.INTERNAL, f"{op}: daemon gave no valid reply")
+        reply = {"v": protocol.VERSION, "type": "reply", "id": cmd_id, **result}
+        reply["type"], reply["id"] = "reply", cmd_id
+        if op == "status" and reply["ok"]:
+            counters = self.counters
+            extra: dict[str, Any] = {"link": {k: counters[k] for k in STATUS_COUNTERS}}
+            recovered = getattr(self._journal, "recovered", None)
+            if recovered:  # a person must hear that the old journal was moved aside
+                extra["journal_recovered"] = recovered
+            with_extra = {**reply, **extra}
+            if _fits(with_extra):
+                reply = with_extra
+        if not _fits(reply):
+            log.error("reply to %s does not fit in one frame: %r", op, reply)
+            reply = protocol.reply_error(cmd_id, protocol.INTERNAL, f"{op}: reply too long")
+        with self._wake:
+            self._out.append((cmd_id, reply))
+            self._wake.notify_all()
+
+    def _queue(self, message: dict, *, droppable: bool = False) -> None:
+        with self._wake:
+            if droppable and len(self._out) >= MAX_OUT_QUEUE:
+                self._counters["errors_dropped"] += 1
+                return
+            self._out.append((None, message))
+            self._wake.notify_all()
+
+    # -- writer ---------------------------------------------------------------------------
+
+    def _write_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._write_step()
+            except Exception:
+                log.exception("link writer failed; continuing")
+                self._stop.wait(POLL_INTERVAL)
+
+    def _write_step(self) -> None:
+        with self._wake:
+            port = None if self._port_broken else self._port
+            if port is None or not (self._out or self._events_due()):
+                self._wake.wait(self._wait_time())
+                return
+        self._flush_replies(port)
+        if self._stop.is_set():
+            return
+        self._send_events(port)
+
+    def _events_due(self) -> bool:
+        """Called with the lock held: is there an event to send or a resend timer run out?"""
+        if self._deadline is not None and self._clock() >= self._deadline:
+            return True
+        in_flight = self._next - 1 - self._host_has
+        return in_flight < self._window and self._next <= self._journal.last_seq
+
+    def _wait_time(self) -> float:
+        if self._deadline is None:
+            return POLL_INTERVAL
+        return max(0.0, min(POLL_INTERVAL, self._deadline - self._clock()))
+
+    def _flush_replies(self, port: _Port) -> None:
+        while True:
+            with self._lock:
+                if not self._out:
+                    return
+                cmd_id, reply = self._out.popleft()
+            if cmd_id is not None:
+                # stored before it is written: a retry of this id can only get this reply
+                try:
+                    self._journal.put_reply(cmd_id, reply)
+                except Exception:
+                    log.exception("storing the reply to %s failed", cmd_id)
+                with self._lock:
+                    self._pending.discard(cmd_id)
+            if not self._write(port, protocol.encode(reply)):
+                return
+
+    def _send_events(self, port: _Port) -> None:
+        now = self._clock()
+        with self._lock:
+            if self._deadline is not None and now >= self._deadline:
+                # nothing acked in time: go back to the oldest unacked event, wait longer next time
+                if self._next - 1 > self._host_has:
+                    self._next = self._host_has + 1
+                    self._rto = min(self._rto * 2, self._resend_max)
+                self._deadline = None
+            room = self._window - (self._next - 1 - self._host_has)
+            start = self._next - 1
+        if room <= 0:
+            return
+        for event in self._journal.events_after(start, limit=room):
+            seq = event["seq"]
+            with self._lock:
+                if seq > self._next == start + 1:
+                    # the journal no longer holds what the host asked for (it keeps the newest
+                    # acked events only): carry on from what exists rather than stall
+                    log.warning("events %d-%d are gone from the journal", self._next, seq - 1)
+                    self._host_has = max(self._host_has, seq - 1)
+                    self._next = seq
+                if seq != self._next:  # an ack, nak or hello moved the window meanwhile
+                    break
+                if self._deadline is None:  # the timer runs from the first send, before a reply
+                    self._deadline = self._clock() + self._rto
+            if not self._write(port, protocol.encode(event)):
+                break
+            with self._lock:
+                if seq <= self._high:
+                    self._counters["resent"] += 1
+                self._high = max(self._high, seq)
+                if self._next == seq:
+                    self._next = seq + 1
+
+    def _write(self, port: _Port, line: bytes) -> bool:
+        """Write one frame; False when the port failed or timed out (the caller stops)."""
+        with self._lock:
+            prefix = b"\n" if self._dirty else b""
+        try:
+            port.write(prefix + line)
+        except _WriteTimeout:
+            with self._lock:
+                self._counters["write_timeouts"] += 1
+                self._dirty = True  # part of the line may be out: end it before the next frame
+                if self._deadline is None:
+                    self._deadline = self._clock() + self._rto
+            return False
+        except (OSError, serial.SerialException) as exc:
+            self._port_failed(exc)
+            return False
+        with self._lock:
+            self._dirty = False
+            self._counters["frames_out"] += 1
+        return True
+
+
+class _Once:
+    """Wraps a reply callback so a second call is ignored (and logged) instead of sent twice."""
+
+    def __init__(self, fn: Callable[[dict], None]) -> None:
+        self._fn = fn
+        self._done = False
+        self._lock = threading.Lock()
+
+    def __call__(self, result: dict) -> None:
+        with self._lock:
+            if self._done:
+                log.error("a command reply was given twice; the second is ignored: %r", result)
+                return
+            self._done = True
+        self._fn(result)
+
+
+def _error(code: str, message: str) -> dict:
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+def _fits(message: dict) -> bool:
+    try:
+        protocol.encode(message)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _item_id(item: protocol.Frame | protocol.FrameErrorInfo) -> str | None:
+    if isinstance(item, protocol.FrameErrorInfo):
+        return item.id
+    value = item.message.get("id")
+    return value if isinstance(value, str) else None

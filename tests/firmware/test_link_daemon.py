@@ -1,0 +1,161 @@
+"""The link with the real daemon on mock pins: in process over a pty, and `launcher run --port pty`
+as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firmware import protocol as p
+from firmware.journal import SqliteJournal
+from firmware.link import Link
+from tests.firmware.conftest import write_config
+from tests.firmware.linkhelp import Host
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def wired(make_box: Callable[..., Any], tmp_path: Path) -> Iterator[tuple[Any, Host]]:
+    journal = SqliteJournal(tmp_path / "journal.db")
+    box = make_box(journal=journal)
+    link = Link("pty", box.daemon, journal)
+    link.start()
+    host = Host(link.port_path)
+    try:
+        yield box, host
+    finally:
+        host.close()
+        link.stop()
+
+
+def fire_for(host: Host, press_id: int) -> dict:
+    return host.next(
+        lambda m: m["type"] == "event" and m["kind"] == "fire" and m["press_id"] == press_id
+    )
+
+
+def test_hello_replays_the_boot_events_and_acks_reach_the_journal(wired):
+    box, host = wired
+    reply = host.command("hello", stream=None, seq=0)
+    assert reply["state"] == "idle"
+    assert reply["stream"] == box.daemon.journal.stream
+    hello = host.next(lambda m: m["type"] == "event" and m["kind"] == "hello")
+    assert hello["ejector"] == "motor"
+    host.send(p.ack(reply["seq"], stream=reply["stream"]))
+    host.sync()  # the reader handled the ack before it read the status command
+    assert box.daemon.journal.acked == reply["seq"]
+
+
+def test_press_and_dispense_over_the_wire_fire_the_plant(wired):
+    box, host = wired
+    host.command("hello")
+    before = box.plant.ejected_total
+    press = host.command("press")
+    assert press["ok"] is True
+    fire = fire_for(host, press["press_id"])
+    assert (fire["reason"], fire["ejected"]) == ("fired", 3)  # jam.mode fixed, count 3
+    dispense = host.command("dispense", count=2)
+    fire = fire_for(host, dispense["press_id"])
+    assert fire["ejected"] == 2
+    assert box.plant.ejected_total - before == 5
+
+
+def test_every_reply_of_the_real_daemon_fits_in_a_frame(wired):
+    box, host = wired
+    for op, args in [
+        ("status", {}),
+        ("model.get", {}),
+        ("model.set", {"params": {"base": 0.5}}),
+        ("selftest", {}),
+        ("lock", {}),
+        ("unlock", {}),
+        ("load", {"total": 40}),
+        ("clear", {}),
+        ("reset", {}),
+    ]:
+        reply = host.command(op, **args)
+        assert reply["ok"] is True, (op, reply)
+    status = host.command("status")
+    assert status["state"] == box.daemon.state
+    assert set(status["link"]) == {
+        "frames_in",
+        "frames_out",
+        "bad_crc",
+        "dropped",
+        "resent",
+        "dup_cmds",
+    }
+
+
+def test_safety_limits_cannot_be_raised_over_the_wire(wired):
+    box, host = wired
+    reply = host.command("model.set", params={"ejector_max_on_ms": 60_000})
+    assert reply["error"]["code"] == p.BAD_ARG
+    reply = host.command("model.set", params={"max_burst": 99})
+    assert reply["error"]["code"] == p.BAD_ARG
+    assert host.command("model.get")["params"]["max_burst"] <= box.config.limits.max_burst
+    reply = host.command("dispense", count=box.config.limits.max_burst + 1)
+    assert reply["error"]["code"] == p.BAD_ARG
+
+
+def test_a_repeated_press_id_fires_once(wired):
+    box, host = wired
+    first = host.command("press", cmd_id="only-once")
+    fire_for(host, first["press_id"])
+    assert host.command("press", cmd_id="only-once") == first
+    host.sync()
+    assert len(box.presses()) == 1
+
+
+def test_launcher_run_with_a_pty_port_serves_a_host(tmp_path: Path):
+    config = write_config(tmp_path / "launcher.toml")
+    journal = tmp_path / "journal.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "firmware.cli",
+            "run",
+            "--mock",
+            "--port",
+            "pty",
+            "--config",
+            str(config),
+            "--journal",
+            str(journal),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    host = None
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("PORT /dev/"), first
+        host = Host(first.split()[1])
+        reply = host.command("hello", stream=None, seq=0)
+        assert reply["state"] == "idle"
+        press = host.command("press")
+        fire = fire_for(host, press["press_id"])
+        assert fire["ejected"] == 3
+    finally:
+        if host is not None:
+            host.close()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert code == 0, proc.stderr.read() if proc.stderr else ""
