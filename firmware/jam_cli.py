@@ -1,0 +1,477 @@
+"""`launcher model show | sample | fit`: look at, draw from, and calibrate the jam model.
+
+- ``show`` prints ``describe()``'s exact distributions of the configured model.
+- ``sample`` draws presses from it (seeded), to compare a model against a recording.
+- ``fit`` estimates a hazard model from recorded per-press counts (a ``launcher bench`` CSV, or
+  a plain list of counts written down by hand) and can write it into a config file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from firmware.errors import ConfigError, UsageError
+from firmware.jam import (
+    MAX_BURST_LIMIT,
+    JamParams,
+    describe,
+    fit,
+    from_mapping,
+    sample,
+    streak_stats,
+)
+
+MAX_PRESSES = 10_000_000
+# Fire reasons for presses the jam model never planned (the box refused or stopped first);
+# a recording keeps them, a fit must not count them as dry presses.
+UNSERVED = frozenset({"locked", "fault", "queue_full", "stopping", "interrupted"})
+# [jam] keys a fit writes; the rest of the section (pattern, count, seed) is left alone.
+FIT_KEYS = ("mode", "base", "step", "max_dry", "burst_weights", "pressure_bonus")
+
+
+# --------------------------------------------------------------------------- config
+
+
+def default_config_path() -> Path:
+    """The packaged default config (``firmware.config.default_path()``)."""
+    from firmware.config import default_path
+
+    return Path(default_path())
+
+
+def load_params(path: str | None) -> tuple[JamParams, int]:
+    """The ``[jam]`` parameters and ``[limits] max_burst`` of a config file (default if None)."""
+    from firmware.config import load
+
+    cfg = load(path or default_config_path())
+    return cfg.jam, cfg.limits.max_burst
+
+
+# --------------------------------------------------------------------------- show
+
+
+def _pct(p: float | None) -> str:
+    return "   -  " if p is None else f"{100 * p:5.1f}%"
+
+
+def format_describe(d: dict[str, Any]) -> str:
+    """``describe()`` as the table ``launcher model show`` prints."""
+    p = d["params"]
+    if d["mode"] == "hazard":
+        head = (
+            f"jam model: hazard (base {p['base']:g}, step {p['step']:g}, max_dry {p['max_dry']}, "
+            f"pressure_bonus {p['pressure_bonus']:g}, max_burst {p['max_burst']})"
+        )
+    elif d["mode"] == "pattern":
+        head = f"jam model: pattern {p['pattern']}"
+    else:
+        head = f"jam model: fixed, {p['count']} card(s) per press"
+    lines = [
+        head,
+        f"fires on {100 * d['fire_rate']:.1f}% of presses; {d['cards_per_press_mean']:.2f} cards "
+        f"per press, {d['burst_mean']:.2f} per fire",
+        f"dry streak: mean {d['dry_streak_mean']:.2f}, longest possible {d['dry_streak_max']}",
+        "",
+        " after n dry | chance to fire | streak of n | fires within n+1 | share of presses",
+    ]
+    for n, chance in enumerate(d["fire_chance"]):
+        lines.append(
+            f" {n:11d} | {_pct(chance):>14} | {_pct(d['dry_streak'][n]):>11} | "
+            f"{_pct(d['dry_streak_cdf'][n]):>16} | {_pct(d['streak_share'][n]):>16}"
+        )
+    if d["dry_streak_tail"] > 1e-12:
+        lines.append(f" longer streaks: {_pct(d['dry_streak_tail'])}")
+    lines += ["", " cards | per fire | per press"]
+    for k, per_press in enumerate(d["cards_per_press"]):
+        if per_press > 0 or d["burst"][k] > 0:
+            lines.append(f" {k:5d} | {_pct(d['burst'][k]):>8} | {_pct(per_press):>9}")
+    return "\n".join(lines)
+
+
+def _show(args: argparse.Namespace) -> int:
+    if not 0 <= args.max_n <= 1000:
+        raise UsageError(f"--max-n must be between 0 and 1000, got {args.max_n}")
+    params, _ = load_params(args.config)
+    d = describe(params, max_n=args.max_n)
+    print(json.dumps(d, indent=2) if args.json else format_describe(d))
+    return 0
+
+
+# --------------------------------------------------------------------------- sample
+
+
+def sample_report(params: JamParams, presses: int, seed: int) -> dict[str, Any]:
+    """Presses drawn from the model with their dry-streak statistics and the exact figures."""
+    counts = sample(params, presses, seed=seed)
+    exact = describe(params)
+    return {
+        "params": params.to_dict(),
+        "presses": presses,
+        "seed": seed,
+        "counts": counts,
+        "stats": streak_stats(counts),
+        "expected": {
+            "fire_rate": exact["fire_rate"],
+            "dry_streak_mean": exact["dry_streak_mean"],
+            "dry_streak": exact["dry_streak"],
+            "cards_per_press_mean": exact["cards_per_press_mean"],
+        },
+    }
+
+
+def _sample(args: argparse.Namespace) -> int:
+    if not 1 <= args.presses <= MAX_PRESSES:
+        raise UsageError(f"--presses must be between 1 and {MAX_PRESSES}, got {args.presses}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be a whole number >= 0, got {args.seed}")
+    params, _ = load_params(args.config)
+    report = sample_report(params, args.presses, args.seed)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    stats, exp = report["stats"], report["expected"]
+    print(
+        f"{args.presses} presses, seed {args.seed}: {stats['fires']} fires, {stats['cards']} cards"
+    )
+    print(
+        f"fire rate {100 * stats['fire_rate']:.1f}% (model {100 * exp['fire_rate']:.1f}%); "
+        f"mean dry streak {stats['dry_streak_mean']:.2f} (model {exp['dry_streak_mean']:.2f}); "
+        f"longest {stats['dry_streak_max']}"
+    )
+    print(" streak | seen  | model")
+    hist = stats["dry_streak_hist"]
+    total = max(1, stats["streaks"])
+    for k in range(max(len(hist), len(exp["dry_streak"]))):
+        seen = hist[k] / total if k < len(hist) else 0.0
+        model = exp["dry_streak"][k] if k < len(exp["dry_streak"]) else 0.0
+        if seen or model:
+            print(f" {k:6d} | {_pct(seen)} | {_pct(model)}")
+    shown = " ".join(str(c) for c in report["counts"][:40])
+    print(f"counts: {shown}{' ...' if args.presses > 40 else ''}")
+    return 0
+
+
+# --------------------------------------------------------------------------- fit input
+
+
+def read_counts(path: str, *, max_burst: int = 12) -> list[int]:
+    """Per-press counts from a bench CSV or a plain text file; ``UsageError`` naming the line.
+
+    A CSV has a header naming an ``ejected`` or ``planned`` column; with a ``row`` column only
+    ``press`` rows count, and with a ``reason`` column presses the box never served (locked,
+    fault, queue_full, stopping, interrupted) are skipped. A plain file holds whole numbers
+    separated by newlines, commas or spaces; ``#`` starts a comment.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a text file (expected a CSV or a list of counts)") from None
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if re.search(r"[A-Za-z_]", first.split("#", 1)[0]):
+        counts = _read_csv(path, text, max_burst)
+    else:
+        counts = _read_plain(path, text, max_burst)
+    if not counts:
+        raise UsageError(f"{path}: no per-press counts found")
+    return counts
+
+
+def _count(path: str, line: int, raw: str, max_burst: int, what: str = "count") -> int:
+    value = raw.strip()
+    if not re.fullmatch(r"\d+", value):
+        raise UsageError(
+            f"{path}:{line}: {what} {value!r} is not a whole number of cards (0-{max_burst})"
+        )
+    count = int(value)
+    if count > max_burst:
+        raise UsageError(f"{path}:{line}: {count} cards is more than max_burst ({max_burst})")
+    return count
+
+
+def _read_plain(path: str, text: str, max_burst: int) -> list[int]:
+    counts = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for token in re.split(r"[,\s;]+", line.split("#", 1)[0]):
+            if token:
+                counts.append(_count(path, number, token, max_burst))
+    return counts
+
+
+def _read_csv(path: str, text: str, max_burst: int) -> list[int]:
+    reader = csv.DictReader(io.StringIO(text))
+    fields = [f.strip() for f in reader.fieldnames or []]
+    reader.fieldnames = fields
+    column = "ejected" if "ejected" in fields else "planned" if "planned" in fields else None
+    if column is None:
+        raise UsageError(
+            f"{path}:1: a CSV needs an 'ejected' or 'planned' column, found {', '.join(fields)}"
+        )
+    counts = []
+    for row in reader:
+        line = reader.line_num
+        if None in row:
+            raise UsageError(f"{path}:{line}: more fields than the header has ({len(fields)})")
+        if all(not (v or "").strip() for v in row.values()):
+            continue
+        if "row" in row and (row["row"] or "").strip() != "press":
+            continue
+        if (row.get("reason") or "").strip() in UNSERVED:
+            continue
+        if row[column] is None:
+            raise UsageError(f"{path}:{line}: missing the {column!r} field")
+        counts.append(_count(path, line, row[column], max_burst, what=column))
+    return counts
+
+
+# --------------------------------------------------------------------------- fit output
+
+
+def format_fit(result: Any, source: str) -> str:
+    """A ``FitResult`` as the text ``launcher model fit`` prints."""
+    p = result.params
+    weights = ", ".join(f"{w:g}" for w in p.burst_weights)
+    if result.p_value is None:
+        verdict = "too few dry streaks for a p-value"
+    else:
+        verdict = f"p = {result.p_value:.3g}"
+        verdict += (
+            " (consistent)" if result.p_value >= 0.05 else " (the data differ from a hazard model)"
+        )
+    lines = [
+        f"fitted hazard model from {result.presses} presses ({result.fires} fires) in {source}",
+        f"  base = {p.base:g}",
+        f"  step = {p.step:g}",
+        f"  max_dry = {p.max_dry}",
+        f"  burst_weights = [{weights}]",
+        f"goodness of fit on dry-streak lengths: chi-square {result.chi_square:.2f} on "
+        f"{result.dof} dof, {verdict}; KS distance {result.ks:.4f}",
+        f"log-likelihood {result.log_likelihood:.1f}, AIC {result.aic:.1f}",
+        " streak | seen  | fitted",
+    ]
+    for k, (o, e) in enumerate(zip(result.observed_streaks, result.expected_streaks, strict=True)):
+        if o or e >= 0.05:
+            lines.append(f" {k:6d} | {o:5d} | {e:8.1f}")
+    return "\n".join(lines)
+
+
+def _toml_float(x: float) -> str:
+    return repr(float(round(x, 6)))
+
+
+def jam_values(params: JamParams) -> dict[str, str]:
+    """TOML text of the [jam] values a fit writes."""
+    return {
+        "mode": f'"{params.mode}"',
+        "base": _toml_float(params.base),
+        "step": _toml_float(params.step),
+        "max_dry": str(params.max_dry),
+        "burst_weights": "[" + ", ".join(f"{w:g}" for w in params.burst_weights) + "]",
+        "pressure_bonus": _toml_float(params.pressure_bonus),
+    }
+
+
+_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]\s*(#.*)?$")
+_KEY = re.compile(r"^(\s*)([A-Za-z0-9_-]+)(\s*=\s*)(.*)$")
+
+
+def _split_value(rest: str) -> tuple[str, str]:
+    """Split ``value  # comment`` (no '#' inside our values' strings) into value and tail."""
+    in_string = False
+    for i, ch in enumerate(rest):
+        if ch == '"':
+            in_string = not in_string
+        elif ch == "#" and not in_string:
+            value = rest[:i].rstrip()
+            return value, rest[len(value) :]
+    return rest.rstrip(), ""
+
+
+def rewrite_jam(text: str, values: dict[str, str]) -> str:
+    """``text`` (a config TOML) with the ``[jam]`` keys in ``values`` set, the rest untouched.
+
+    Comments after a replaced value are kept (moved to stay aligned where there is room); keys
+    missing from the section are added at its end; a file without ``[jam]`` gets one appended.
+    """
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    section = None
+    done: set[str] = set()
+    jam_end = None  # index in `out` after the last line of [jam] holding content
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        header = _HEADER.match(line)
+        if header:
+            section = header.group(1)
+            out.append(line)
+            if section == "jam":
+                jam_end = len(out)
+            i += 1
+            continue
+        key = _KEY.match(line.rstrip("\r\n"))
+        if section == "jam" and key and key.group(2) in values:
+            indent, name, eq, rest = key.groups()
+            # A multi-line array: swallow lines until its brackets close.
+            depth = rest.split("#", 1)[0].count("[") - rest.split("#", 1)[0].count("]")
+            while depth > 0 and i + 1 < len(lines):
+                i += 1
+                more = lines[i].split("#", 1)[0]
+                depth += more.count("[") - more.count("]")
+                rest = ""
+            value, comment = _split_value(rest)
+            new = values[name]
+            if comment:
+                pad = max(1, len(value) + (len(comment) - len(comment.lstrip())) - len(new))
+                comment = " " * pad + comment.lstrip()
+            ending = "\r\n" if line.endswith("\r\n") else "\n"
+            out.append(f"{indent}{name}{eq}{new}{comment}{ending}")
+            done.add(name)
+            jam_end = len(out)
+        else:
+            out.append(line)
+            if section == "jam" and line.strip() and not line.lstrip().startswith("#"):
+                jam_end = len(out)
+        i += 1
+    missing = [k for k in values if k not in done]
+    if jam_end is None:
+        if out and not out[-1].endswith("\n"):
+            out[-1] += "\n"
+        out.append("\n[jam]\n")
+        jam_end = len(out)
+    if missing:
+        if jam_end and not out[jam_end - 1].endswith("\n"):
+            out[jam_end - 1] += "\n"
+        out[jam_end:jam_end] = [f"{k} = {values[k]}\n" for k in missing]
+    return "".join(out)
+
+
+def write_config(path: str, params: JamParams) -> None:
+    """Write the fitted values into the config at ``path``, atomically, after checking the
+    result loads. ``UsageError`` if the file cannot be read; ``ConfigError`` if it is broken."""
+    target = Path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); not rewritten") from None
+    new_text = rewrite_jam(text, jam_values(params))
+    fd, tmp = tempfile.mkstemp(prefix=".launcher-", suffix=".toml", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(new_text)
+        written = tomllib.loads(new_text).get("jam", {})
+        from_mapping({k: written[k] for k in FIT_KEYS})  # what we wrote reads back as valid
+        try:
+            from firmware.config import load
+        except ImportError:  # pragma: no cover - config.py ships with this package
+            load = None
+        if load is not None:
+            load(tmp)
+        if target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fit(args: argparse.Namespace) -> int:
+    if not 1 <= args.max_burst <= MAX_BURST_LIMIT:
+        raise UsageError(
+            f"--max-burst must be between 1 and {MAX_BURST_LIMIT}, got {args.max_burst}"
+        )
+    counts = read_counts(args.file, max_burst=args.max_burst)
+    try:
+        result = fit(counts, max_burst=args.max_burst)
+    except ValueError as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
+    if args.write_config:
+        write_config(args.write_config, result.params)
+    if args.json:
+        out = result.to_dict()
+        out["source"] = args.file
+        out["written"] = args.write_config
+        print(json.dumps(out))
+    else:
+        print(format_fit(result, args.file))
+        if args.write_config:
+            print(f"wrote the fitted [jam] values into {args.write_config}")
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``launcher model show | sample | fit``."""
+    parser = subparsers.add_parser(
+        "model",
+        help="show, sample or fit the jam model",
+        description="The jam model decides how many cards each press fires. Show its exact "
+        "distributions, draw presses from it, or fit it to a recording of a real box.",
+    )
+    sub = parser.add_subparsers(dest="model_command", metavar="ACTION")
+    sub.required = True
+
+    show = sub.add_parser(
+        "show",
+        help="exact distributions of the configured model",
+        description="Print the configured jam model's exact distributions: chance to fire "
+        "after n dry presses, dry-streak lengths, burst sizes, cards per press.",
+    )
+    show.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    show.add_argument("--json", action="store_true", help="print describe() as JSON")
+    show.add_argument("--max-n", type=_int, default=30, metavar="N", help="longest streak listed")
+    show.set_defaults(func=_show)
+
+    smp = sub.add_parser(
+        "sample",
+        help="draw presses from the configured model",
+        description="Draw presses from the configured jam model with a fixed seed; the JSON "
+        "holds the per-press counts and dry-streak statistics.",
+    )
+    smp.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    smp.add_argument("--presses", type=_int, required=True, metavar="N")
+    smp.add_argument("--seed", type=_int, required=True, metavar="S")
+    smp.add_argument("--json", action="store_true", help="print counts and statistics as JSON")
+    smp.set_defaults(func=_sample)
+
+    fitp = sub.add_parser(
+        "fit",
+        help="fit a hazard model to recorded presses",
+        description="Fit base, step, max_dry and burst_weights by maximum likelihood to "
+        "recorded per-press counts: a `launcher bench --csv` file (the 'ejected' or 'planned' "
+        "column of press rows) or a text file of counts separated by newlines, commas or spaces.",
+    )
+    fitp.add_argument("file", metavar="FILE", help="bench CSV or plain list of per-press counts")
+    fitp.add_argument("--json", action="store_true", help="print the fit as JSON")
+    fitp.add_argument(
+        "--write-config",
+        metavar="FILE",
+        help="write the fitted values into this config's [jam] section, keeping the rest",
+    )
+    fitp.add_argument(
+        "--max-burst", type=_int, default=12, metavar="N", help="most cards per press"
+    )
+    fitp.set_defaults(func=_fit)
