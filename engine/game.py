@@ -1,0 +1,1352 @@
+"""Rounds and games: the only place game state changes.
+
+A `Round` holds the hands, the discard pile, the virtual launcher pile (cards in firing order), the
+turn, the direction, the colour in play and the pending obligations ("seat 3 must hit 2 more
+times"). Players act through `Action`s; `Round.apply` checks an action completely before changing
+anything, so a rejected action (a `RuleError` with a reason a player understands) leaves the round
+as it was. `Round.legal_actions(seat)` is exactly the set of actions `apply` accepts from that seat
+right now, including out-of-turn ones (UNO calls, catches, jump-ins, stacking answers).
+
+A launcher only says how many cards fire (`hit(seat, loaded)`, `dispense(n, loaded)`); the round
+takes that many off the top of its pile. `Game` plays rounds to the end in one of four scoring
+modes. The rules themselves are described in ../shared/RULES.md and docs/rules.md.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any, Protocol
+
+from engine.cards import COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
+from engine.errors import InputError, RuleError
+from engine.rules import Rules
+
+ACTION_KINDS: tuple[str, ...] = ("play", "hit", "draw", "pass", "uno", "catch", "challenge")
+SCORING_MODES: tuple[str, ...] = ("target", "lowest", "elimination", "teams")
+
+_ALL_COLORS = frozenset(COLORS)
+# Cards that take a `target` seat.
+_TARGET_FACES = frozenset({"WAA", "TH"})
+# Faces that cannot be played several at once under multi_play (their effect is per card).
+_SINGLE_ONLY = frozenset({"DA", "TH"})
+# stacking: which faces may answer a pending penalty created by each face.
+_STACK_ANSWERS: dict[str, frozenset[str]] = {
+    "H2": frozenset({"H2", "WH4"}),
+    "D2": frozenset({"D2", "WD4"}),
+    "WH4": frozenset({"WH4", "WD4"}),
+    "WD4": frozenset({"WD4", "WH4"}),
+}
+_RESTRICTED_LAST = frozenset({"R", "S"})
+_NUMBERS = frozenset("0123456789")
+# Faces that may take a target once custom_wild_effect is known (fast paths skip them).
+_TARGET_OR_WC = _TARGET_FACES | {"WC"}
+
+
+class Launcher(Protocol):
+    """What a round needs from a launcher (engine/launchers.py has the real ones)."""
+
+    def hit(self, seat: int, loaded: int) -> int: ...
+    def dispense(self, n: int, loaded: int) -> int: ...
+    def reload(self, loaded: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One thing a player does. `kind` is one of play, hit, draw, pass, uno, catch, challenge.
+
+    play: `cards` (one card, or several of one face with multi_play), `color` for a wild (and to
+    pick the colour among several played), `target` for WAA and TH. catch: `target` is the seat
+    caught. Several cards are kept sorted and a non-wild play of one colour gets that colour, so
+    equal moves compare equal however they were written.
+    """
+
+    kind: str
+    seat: int
+    cards: tuple[Card, ...] = ()
+    color: str | None = None
+    target: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind == "play":
+            cards = self.cards
+            if len(cards) > 1:
+                cards = tuple(sorted(cards))
+                object.__setattr__(self, "cards", cards)
+            if self.color is None and cards:
+                first = cards[0].color
+                if first is not None and all(c.color == first for c in cards):
+                    object.__setattr__(self, "color", first)
+
+    def __str__(self) -> str:
+        if self.kind == "play":
+            text = f"seat {self.seat} plays {' '.join(format_cards(self.cards))}"
+            if self.cards and self.cards[0].is_wild and self.color:
+                text += f" naming {self.color}"
+            if self.target is not None:
+                text += f" at seat {self.target}"
+            return text
+        if self.kind == "catch":
+            return f"seat {self.seat} catches seat {self.target}"
+        if self.kind == "uno":
+            return f"seat {self.seat} calls UNO"
+        return (
+            f"seat {self.seat} {self.kind}s" if self.kind != "pass" else f"seat {self.seat} passes"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (the shape of a scenario `[[actions]]` entry)."""
+        out: dict[str, Any] = {"seat": self.seat}
+        if self.kind == "play":
+            out["play"] = str(self.cards[0]) if len(self.cards) == 1 else format_cards(self.cards)
+            if self.color is not None:
+                out["color"] = self.color
+            if self.target is not None:
+                out["target"] = self.target
+        elif self.kind == "catch":
+            out["catch"] = self.target
+        else:
+            out[self.kind] = True
+        return out
+
+
+# Shared Action objects: legal_actions returns the same object for the same move, which keeps
+# simulations from building thousands of identical frozen dataclasses per round.
+_PLAY_CACHE: dict[tuple[int, Card, str | None, int | None], Action] = {}
+
+
+def _play(seat: int, card: Card, color: str | None, target: int | None) -> Action:
+    key = (seat, card, color, target)
+    action = _PLAY_CACHE.get(key)
+    if action is None:
+        action = _PLAY_CACHE[key] = Action("play", seat, (card,), color, target)
+    return action
+
+
+# Every simple action of every seat (at most 10), built once.
+_MAX_SEATS = 10
+_HIT = [Action("hit", s) for s in range(_MAX_SEATS)]
+_DRAW = [Action("draw", s) for s in range(_MAX_SEATS)]
+_PASS = [Action("pass", s) for s in range(_MAX_SEATS)]
+_UNO = [Action("uno", s) for s in range(_MAX_SEATS)]
+_CHALLENGE = [Action("challenge", s) for s in range(_MAX_SEATS)]
+_CATCH = [[Action("catch", s, target=t) for t in range(_MAX_SEATS)] for s in range(_MAX_SEATS)]
+
+# Per seat: every card's plain plays (one per colour for a wild), for the hot path of
+# legal_actions. Cards that take a target are not listed here.
+_SEAT_PLAYS: dict[int, dict[Card, tuple[Action, ...]]] = {}
+
+
+def _seat_plays(seat: int) -> dict[Card, tuple[Action, ...]]:
+    table: dict[Card, tuple[Action, ...]] = {}
+    for color in (*COLORS, None):
+        for face in WILD_FACES if color is None else COLORED_FACES:
+            card = Card(color, face)
+            if color is None:
+                table[card] = tuple(_play(seat, card, col, None) for col in COLORS)
+            else:
+                table[card] = (_play(seat, card, color, None),)
+    _SEAT_PLAYS[seat] = table
+    return table
+
+
+class _Due:
+    """A pending obligation: `seat` must take `n` hits, hit until a card fires, or draw `n` cards.
+    `face` is the card that created it (None for a penalty); `fresh` until the first hit/draw,
+    which is when a stacking answer or a challenge is still possible."""
+
+    __slots__ = ("face", "fresh", "kind", "n", "seat")
+
+    def __init__(self, seat: int, kind: str, n: int, face: str | None = None) -> None:
+        self.seat = seat
+        self.kind = kind  # "hits" | "until_fire" | "draws"
+        self.n = n
+        self.face = face
+        self.fresh = True
+
+    def copy(self) -> _Due:
+        due = _Due(self.seat, self.kind, self.n, self.face)
+        due.fresh = self.fresh
+        return due
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.kind == "until_fire":
+            return {"seat": self.seat, "until_fire": True}
+        return {"seat": self.seat, self.kind: self.n}
+
+    def owed(self) -> str:
+        if self.kind == "until_fire":
+            return "hit until a card fires"
+        if self.kind == "hits":
+            return f"hit {self.n} more time{'s' if self.n != 1 else ''}"
+        return f"draw {self.n} card{'s' if self.n != 1 else ''}"
+
+
+class Round:
+    """One round: deal, play until a hand is empty and every obligation is served.
+
+    Public state (plain data; `to_dict()` gives the JSON shape): `hands` (list per seat),
+    `discard` (top last), `pile` (launcher cards, next to fire first), `turn`, `direction` (1 is
+    left/clockwise), `color` (None only while a wild turned up first has not been answered),
+    `pending` (obligations, served first to last), `winner` (seat whose hand emptied, or None),
+    `over` (a hand is empty and every obligation is served), `log` (lines, if logging is on),
+    `dealer`, `out` (seats not in this round, e.g. eliminated), and counters `presses`,
+    `cards_fired`, `turns`.
+    """
+
+    def __init__(
+        self,
+        deck: Deck,
+        rules: Rules,
+        launcher: Launcher,
+        *,
+        players: int,
+        dealer: int = 0,
+        seed: int | None = 0,
+        out: Iterable[int] = (),
+        log: bool = True,
+    ) -> None:
+        """Shuffle `deck` with `seed`, deal `rules.hand_size` cards to every seat in play starting
+        left of `dealer`, load the rest into the launcher pile and turn up the first card."""
+        self._setup(deck, rules, launcher, players, dealer, seed, out, log)
+        cards = deck.cards()
+        _shuffle(cards, self._rng)
+        need = rules.hand_size * len(self._order) + 1
+        if len(cards) < need:
+            raise InputError(
+                f"the {deck.name} deck has {len(cards)} cards; {len(self._order)} players of "
+                f"{rules.hand_size} need at least {need}"
+            )
+        # Round-robin from the dealer's left: the k-th seat gets every m-th card from k.
+        m = len(self._order)
+        dealt = rules.hand_size * m
+        for k in range(m):
+            self.hands[self._next(dealer, k + 1)] = cards[k:dealt:m]
+        self.pile = cards[dealt:]
+        self._turn_up_first()
+        launcher.reload(len(self.pile))
+
+    @classmethod
+    def from_position(
+        cls,
+        deck: Deck,
+        rules: Rules,
+        launcher: Launcher,
+        *,
+        hands: Sequence[Sequence[Card]],
+        top: Card,
+        pile: Sequence[Card] = (),
+        color: str | None = None,
+        turn: int | None = None,
+        direction: int = 1,
+        dealer: int = 0,
+        seed: int | None = 0,
+        out: Iterable[int] = (),
+        log: bool = True,
+    ) -> Round:
+        """A round from a given position (scenarios, tests, a physical table).
+
+        With `turn` None, `top` is the first card turned up: the first-card rules of the preset
+        apply and the player left of `dealer` starts. Otherwise play resumes at `turn` with `top`
+        on the pile and `color` (default: the top card's colour) in play.
+        """
+        self = cls.__new__(cls)
+        self._setup(deck, rules, launcher, len(hands), dealer, seed, out, log)
+        if direction not in (1, -1):
+            raise InputError(f"direction = {direction}: 1 (left) or -1 (right)")
+        self.hands = [list(h) for h in hands]
+        self.pile = list(pile)
+        if turn is None:
+            self.pile.insert(0, top)
+            self._turn_up_first()
+            if color is not None:
+                self.color = color
+        else:
+            if turn in self.out or not 0 <= turn < self.players:
+                raise InputError(f"turn = {turn}: a seat in play")
+            self.discard = [top]
+            self.turn = turn
+            self.direction = direction
+            self.color = color if color is not None else top.color
+        launcher.reload(len(self.pile))
+        return self
+
+    # -- setup ------------------------------------------------------------------------------
+
+    def _setup(
+        self,
+        deck: Deck,
+        rules: Rules,
+        launcher: Launcher,
+        players: int,
+        dealer: int,
+        seed: int | None,
+        out: Iterable[int],
+        log: bool,
+    ) -> None:
+        if not 2 <= players <= 10:
+            raise InputError(f"players = {players}: from 2 to 10")
+        self.deck = deck
+        self.rules = rules
+        self.launcher = launcher
+        self.players = players
+        self.out = frozenset(out)
+        self._order = [s for s in range(players) if s not in self.out]
+        if len(self._order) < 2:
+            raise InputError("a round needs at least two seats in play")
+        self._pos = {s: i for i, s in enumerate(self._order)}
+        if dealer not in self._pos:
+            raise InputError(f"dealer = {dealer}: a seat in play")
+        self.dealer = dealer
+        self._rng = random.Random(seed)
+        self.hands: list[list[Card]] = [[] for _ in range(players)]
+        self.discard: list[Card] = []
+        self.pile: list[Card] = []
+        self.direction = 1
+        self.turn = self._next(dealer)
+        self.color: str | None = None
+        self.pending: list[_Due] = []
+        self.winner: int | None = None
+        self.log: list[str] = []
+        self._logging = log
+        self.uno_called = [False] * players
+        self._attack = rules.attack
+        # Whether the deck holds cards that take a target (legal_actions' fast path skips them).
+        self._target_cards = any(c.face in _TARGET_OR_WC for c in deck.counts)
+        self._take_kind = "hits" if rules.attack else "draws"
+        self.window: int | None = None  # seat that may be caught for a missed UNO
+        self.drawn: Card | None = None  # classic: the card just drawn, which alone may be played
+        self.bonus = False  # the turn seat is in a play-again turn after R or S
+        self._origin = 0  # during a bonus turn: the seat "next" counts from (after skips)
+        self.wd4_by: int | None = None  # who played the last WD4 and whether it was legal
+        self.wd4_legal = True
+        self.last_seat: int | None = None  # who made the last play (jump-in needs one)
+        self.presses = 0
+        self.cards_fired = 0
+        self.turns = 0
+
+    def _two_player(self) -> bool:
+        return len(self._order) == 2 and self.rules.two_player_rules
+
+    def _turn_up_first(self) -> None:
+        """Turn up the first card from the pile and apply the preset's first-card rule."""
+        rules = self.rules
+        while True:
+            top = self.pile.pop(0)
+            back = top.face == "TH" or (top.face == "WD4" and not rules.attack)
+            if not back or not self.pile:
+                break
+            # TH (attack) and WD4 (classic) go back into the pile at a random place.
+            self.pile.insert(self._rng.randrange(len(self.pile) + 1), top)
+            self._note(f"{top} turned up: back into the pile")
+        self.discard = [top]
+        self.color = top.color
+        first = self._next(self.dealer)
+        self.turn = first
+        self.direction = 1
+        face = top.face
+        self._note(f"seat {self.dealer} deals; {top} turned up")
+        kind = "hits" if rules.attack else "draws"
+        if face in ("H2", "D2", "WAA"):
+            self.pending.append(_Due(first, kind, 2))
+            self.turn = self._next(first)
+        elif face in ("WH4", "WD4"):
+            self.pending.append(_Due(first, kind, 4))
+            self.turn = self._next(first)
+        elif face == "WHF":
+            self.pending.append(self._until_fire(first, None))
+            self.turn = self._next(first)
+        elif face == "WAH":
+            seat = first
+            while seat != self.dealer:
+                self.pending.append(_Due(seat, kind, 1))
+                seat = self._next_left(seat)
+        elif face == "S":
+            self.turn = self._next(first)
+        elif face == "R":
+            # Dealer plays first, then play goes right.
+            self.direction = -1
+            self.turn = self.dealer
+
+    # -- seats ------------------------------------------------------------------------------
+
+    def _next(self, seat: int, steps: int = 1) -> int:
+        order = self._order
+        return order[(self._pos[seat] + self.direction * steps) % len(order)]
+
+    def _next_left(self, seat: int) -> int:
+        order = self._order
+        return order[(self._pos[seat] + 1) % len(order)]
+
+    @property
+    def top(self) -> Card:
+        """The card on top of the discard pile."""
+        return self.discard[-1]
+
+    @property
+    def actor(self) -> int | None:
+        """The seat the round waits for: the first pending obligation's seat, else the turn
+        (None once the round is over). Others may still act out of turn (uno, catch, jump-in)."""
+        if self.pending:
+            return self.pending[0].seat
+        if self.winner is not None:
+            return None
+        return self.turn
+
+    @property
+    def over(self) -> bool:
+        """True once a hand is empty and every obligation (hits the last card caused) is served."""
+        return self.winner is not None and not self.pending
+
+    @property
+    def seats(self) -> list[int]:
+        """Seats in play, in seat order."""
+        return list(self._order)
+
+    def points(self) -> list[int]:
+        """Points left in each seat's hand (0 for seats not in play)."""
+        pts = self.deck.points
+        return [sum(pts[c] for c in hand) for hand in self.hands]
+
+    def _note(self, line: str) -> None:
+        if self._logging:
+            self.log.append(line)
+
+    # -- checking ---------------------------------------------------------------------------
+
+    def _until_fire(self, seat: int, face: str | None) -> _Due:
+        # Classic draws from an exact pile: "until a card fires" is one card.
+        if self.rules.attack:
+            return _Due(seat, "until_fire", 1, face)
+        return _Due(seat, "draws", 1, face)
+
+    def _playable(self, card: Card) -> bool:
+        color = self.color
+        return (
+            card.color is None
+            or color is None
+            or card.color == color
+            or card.face == self.discard[-1].face
+        )
+
+    def _effective(self, face: str) -> str:
+        return self.rules.custom_wild_effect if face == "WC" else face
+
+    def _check(self, action: Action) -> str:
+        """Raise RuleError unless `action` is legal now; return the play context
+        ("turn", "stack", "jump", "drawn") for plays, or the kind."""
+        seat = action.seat
+        if not 0 <= seat < self.players or seat in self.out:
+            raise RuleError(f"seat {seat} is not in this round")
+        kind = action.kind
+        if self.winner is not None and not self.pending:
+            raise RuleError(f"the round is over: seat {self.winner} went out")
+        if kind == "play":
+            return self._check_play(action)
+        if action.cards or action.color is not None:
+            raise RuleError(f"{kind} takes no cards or colour")
+        if kind == "catch":
+            self._check_catch(action)
+        elif action.target is not None:
+            raise RuleError(f"{kind} takes no target")
+        elif kind == "uno":
+            self._check_uno(seat)
+        elif kind in ("hit", "draw"):
+            self._check_take(seat, kind)
+        elif kind == "pass":
+            self._check_pass(seat)
+        elif kind == "challenge":
+            self._check_challenge(seat)
+        else:
+            raise RuleError(f"unknown action `{kind}`: one of {', '.join(ACTION_KINDS)}")
+        return kind
+
+    def _check_uno(self, seat: int) -> None:
+        if self.winner is not None:
+            raise RuleError(f"seat {self.winner} has gone out; no more UNO calls")
+        if self.uno_called[seat]:
+            raise RuleError(f"seat {seat} has already called UNO")
+        n = len(self.hands[seat])
+        if n > 2:
+            raise RuleError(f"seat {seat} holds {n} cards; UNO is called with two or one")
+
+    def _check_catch(self, action: Action) -> None:
+        target = action.target
+        if self.winner is not None:
+            raise RuleError(f"seat {self.winner} has gone out; no more catches")
+        if target is None or not 0 <= target < self.players or target in self.out:
+            raise RuleError("catch needs the seat of a player in the round")
+        if target == action.seat:
+            raise RuleError(f"seat {action.seat} cannot catch itself")
+        if len(self.hands[target]) != 1:
+            raise RuleError(f"seat {target} does not hold one card; only a last card is caught")
+
+    def _check_take(self, seat: int, kind: str) -> None:
+        attack = self.rules.attack
+        if kind == "hit" and not attack:
+            raise RuleError("classic rules draw cards: use draw, not hit")
+        if kind == "draw" and attack:
+            raise RuleError("UNO Attack has no draw pile: hit the launcher instead")
+        if self.pending:
+            due = self.pending[0]
+            if due.seat != seat:
+                raise RuleError(f"seat {due.seat} must {due.owed()} first")
+            return
+        if seat != self.turn:
+            raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
+        if self.drawn is not None:
+            raise RuleError(f"seat {seat} has drawn already: play {self.drawn} or pass")
+
+    def _check_pass(self, seat: int) -> None:
+        if self.pending:
+            due = self.pending[0]
+            raise RuleError(f"seat {due.seat} must {due.owed()}; no passing")
+        if seat != self.turn:
+            raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
+        if self.drawn is None and not self.bonus:
+            verb = "hit" if self.rules.attack else "draw"
+            raise RuleError(f"seat {seat} must play or {verb}; passing is only after a draw")
+
+    def _check_challenge(self, seat: int) -> None:
+        if self.winner is not None:
+            raise RuleError(f"seat {self.winner} has gone out; the draw stands")
+        due = self.pending[0] if self.pending else None
+        if due is None or due.face != "WD4" or not due.fresh or due.seat != seat:
+            raise RuleError(f"seat {seat} has no Wild Draw Four to challenge")
+
+    def _check_play(self, action: Action) -> str:
+        seat = action.seat
+        cards = action.cards
+        if not cards:
+            raise RuleError("play needs a card")
+        if self.winner is not None:
+            due = self.pending[0]
+            raise RuleError(f"seat {self.winner} has gone out; seat {due.seat} must {due.owed()}")
+        face = cards[0].face
+        if len(cards) > 1:
+            if not self.rules.multi_play:
+                raise RuleError("play one card at a time (multi_play is off)")
+            if any(c.face != face for c in cards):
+                raise RuleError("cards played together must share a number or symbol")
+            if face in _SINGLE_ONLY:
+                raise RuleError(f"{face} cannot be played several at once")
+        rules = self.rules
+        # Who may play, and against what.
+        if self.pending:
+            due = self.pending[0]
+            answers = _STACK_ANSWERS.get(due.face or "") if rules.stacking and due.fresh else None
+            if due.seat != seat:
+                raise RuleError(f"seat {due.seat} must {due.owed()} before anyone plays")
+            if answers is None or due.kind == "until_fire":
+                raise RuleError(f"seat {seat} must {due.owed()} before playing")
+            if self._effective(face) not in answers:
+                raise RuleError(
+                    f"seat {seat} must {due.owed()} or answer with {' or '.join(sorted(answers))}"
+                )
+            context = "stack"
+        elif seat == self.turn:
+            if self.drawn is not None:
+                if len(cards) != 1 or cards[0] != self.drawn:
+                    raise RuleError(f"after drawing, only the drawn {self.drawn} may be played")
+                context = "drawn"
+            else:
+                context = "turn"
+        else:
+            top = self.discard[-1]
+            if not (
+                rules.jump_in
+                and len(cards) == 1
+                and cards[0] == top
+                and top.is_number
+                and self.last_seat is not None
+                and self.drawn is None
+                and not self.bonus
+            ):
+                raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
+            context = "jump"
+        hand = self.hands[seat]
+        if len(cards) == 1:
+            if cards[0] not in hand:
+                raise RuleError(f"seat {seat} does not hold {cards[0]}")
+        else:
+            have = Counter(hand)
+            for card, n in Counter(cards).items():
+                if have[card] < n:
+                    raise RuleError(f"seat {seat} does not hold {n} × {card}")
+        if context in ("turn", "drawn") and not any(self._playable(c) for c in cards):
+            top = self.discard[-1]
+            raise RuleError(
+                f"{cards[0]} does not match {top} (colour {self.color}); "
+                f"{'hit' if rules.attack else 'draw'} instead"
+            )
+        # Colour.
+        color = action.color
+        if cards[0].is_wild:
+            if color not in _ALL_COLORS:
+                raise RuleError(f"name a colour for {cards[0]}: R, Y, G or B")
+        elif color is None:
+            raise RuleError("name the colour to continue with: one of the colours played")
+        elif all(c.color != color for c in cards):
+            raise RuleError(f"colour {color} is not among the cards played")
+        # Target.
+        eff = self._effective(face)
+        target = action.target
+        if eff in _TARGET_FACES:
+            if (
+                target is None
+                or target == seat
+                or target in self.out
+                or not (0 <= target < self.players)
+            ):
+                raise RuleError(f"{face} needs a target: another seat in the round")
+        elif target is not None:
+            raise RuleError(f"{face} takes no target")
+        # Going out.
+        if len(cards) == len(hand):
+            if face == "TH":
+                raise RuleError("TH cannot be your last card")
+            if rules.last_card_restriction and (face in _RESTRICTED_LAST or cards[0].is_wild):
+                raise RuleError(f"you may not go out on {face} (last_card_restriction)")
+        return context
+
+    # -- applying ---------------------------------------------------------------------------
+
+    def apply(self, action: Action) -> None:
+        """Carry out `action`; RuleError (and no change at all) if it is not legal now."""
+        kind = action.kind
+        if kind == "play":
+            # Fast path for the most common move (one card on your own turn, not your last,
+            # no target): it is hot in simulations. Anything else takes the full check below,
+            # which also words the refusal.
+            cards = action.cards
+            seat = action.seat
+            drawn = self.drawn
+            if (
+                len(cards) == 1
+                and seat == self.turn
+                and not self.pending
+                and self.winner is None
+                and (drawn is None or drawn is cards[0])
+                and action.target is None
+            ):
+                card = cards[0]
+                hand = self.hands[seat]
+                c = card.color
+                face = card.face
+                if len(hand) > 1 and face not in _TARGET_OR_WC and card in hand:
+                    color = self.color
+                    if c is None:
+                        ok = action.color in _ALL_COLORS
+                    else:
+                        ok = action.color == c and (
+                            c == color or color is None or face == self.discard[-1].face
+                        )
+                    if ok:
+                        if face in _NUMBERS and not self.bonus:
+                            # A number card: no effect, play passes on.
+                            self.drawn = None
+                            hand.remove(card)
+                            self.discard.append(card)
+                            self.color = c
+                            self.last_seat = seat
+                            self.window = seat if len(hand) == 1 else None
+                            if self._logging:
+                                self.log.append(str(action))
+                            order = self._order
+                            self.turn = order[(self._pos[seat] + self.direction) % len(order)]
+                            self.turns += 1
+                            return
+                        self.window = None
+                        self._do_play(action, "turn")
+                        return
+        elif (
+            (kind == "hit" if self._attack else kind == "draw")
+            and action.seat == self.turn
+            and not self.pending
+            and self.winner is None
+            and self.drawn is None
+            and not action.cards
+            and action.color is None
+            and action.target is None
+        ):
+            self.window = None
+            self._do_take(action.seat)
+            return
+        context = self._check(action)
+        if kind == "uno":
+            self._do_uno(action.seat)
+            return
+        if kind == "catch":
+            self._do_catch(action.seat, action.target)  # type: ignore[arg-type]
+            return
+        # Any other action is somebody's first move after the card: the UNO window closes.
+        self.window = None
+        if kind == "play":
+            self._do_play(action, context)
+        elif kind in ("hit", "draw"):
+            self._do_take(action.seat)
+        elif kind == "pass":
+            self._note(f"seat {action.seat} passes")
+            self._end_turn()
+        else:
+            self._do_challenge(action.seat)
+
+    def _penalise(self, seat: int, why: str) -> None:
+        n = self.rules.uno_penalty
+        if n:
+            kind = "hits" if self.rules.attack else "draws"
+            self.pending.insert(0, _Due(seat, kind, n))
+        self._note(f"seat {seat}: {why}, {n} {'hits' if self.rules.attack else 'cards'}")
+
+    def _do_uno(self, seat: int) -> None:
+        n = len(self.hands[seat])
+        if n == 1 or seat == self.turn:
+            self.uno_called[seat] = True
+            self._note(f"seat {seat} calls UNO")
+        else:
+            self._penalise(seat, "false UNO call")
+
+    def _do_catch(self, seat: int, target: int) -> None:
+        if self.window == target and not self.uno_called[target]:
+            self.window = None
+            self._note(f"seat {seat} catches seat {target}")
+            self._penalise(target, "caught without UNO")
+        else:
+            self._note(f"seat {seat} accuses seat {target} wrongly")
+            self._penalise(seat, "wrong accusation")
+
+    def _end_turn(self) -> None:
+        origin = self._origin if self.bonus else self.turn
+        self.bonus = False
+        self.drawn = None
+        self.turn = self._next(origin)
+        self.turns += 1
+
+    def _refill(self) -> int:
+        """Cards loaded in the launcher; when it is dry, reshuffle the discard pile (except its
+        top card) into it and tell the launcher."""
+        if not self.pile and len(self.discard) > 1:
+            cards = self.discard[:-1]
+            del self.discard[:-1]
+            _shuffle(cards, self._rng)
+            self.pile = cards
+            self.launcher.reload(len(cards))
+            self._note(f"launcher reloaded with {len(cards)} cards from the discard pile")
+        return len(self.pile)
+
+    def _take(self, seat: int, count: int) -> list[Card]:
+        got = self.pile[:count]
+        del self.pile[:count]
+        hand = self.hands[seat]
+        hand.extend(got)
+        if len(hand) > 1:
+            self.uno_called[seat] = False
+        return got
+
+    def _fire(self, seat: int) -> list[Card]:
+        """One press of the launcher for `seat`: returns the cards it took."""
+        loaded = self._refill()
+        count = self.launcher.hit(seat, loaded) if loaded else 0
+        count = max(0, min(count, loaded))
+        self.presses += 1
+        self.cards_fired += count
+        got = self._take(seat, count)
+        if self._logging:
+            self.log.append(f"seat {seat} hits: {count} card{'s' if count != 1 else ''}")
+        return got
+
+    def _draw(self, seat: int, n: int) -> list[Card]:
+        """Classic: `n` cards from the draw pile (dispensed exactly), refilling as needed."""
+        got: list[Card] = []
+        while n > 0:
+            loaded = self._refill()
+            if not loaded:
+                break
+            count = max(0, min(self.launcher.dispense(min(n, loaded), loaded), loaded))
+            if count == 0:
+                break
+            got.extend(self._take(seat, count))
+            n -= count
+        self.cards_fired += len(got)
+        if self._logging:
+            self.log.append(f"seat {seat} draws {len(got)} card{'s' if len(got) != 1 else ''}")
+        return got
+
+    def _do_take(self, seat: int) -> None:
+        attack = self._attack
+        if self.pending:
+            due = self.pending[0]
+            due.fresh = False
+            if due.kind == "draws":
+                got = self._draw(seat, due.n)
+                due.n -= len(got)
+                if due.n <= 0 or not got:
+                    self.pending.pop(0)
+            else:
+                got = self._fire(seat)
+                if due.kind == "hits":
+                    due.n -= 1
+                    if due.n <= 0:
+                        self.pending.pop(0)
+                elif got or (not self.pile and len(self.discard) <= 1):
+                    # Hit-until-fire ends on a firing press (or when nothing is left to fire).
+                    self.pending.pop(0)
+            return
+        if attack:
+            # A hit ends the turn even if a fired card is playable.
+            self._fire(seat)
+            self._end_turn()
+            return
+        pile = self.pile
+        if pile and not self._logging:
+            # Hot path of a classic draw: one card off a loaded pile.
+            count = self.launcher.dispense(1, len(pile))
+            got = [pile.pop(0)] if count > 0 else []
+            if got:
+                hand = self.hands[seat]
+                hand.append(got[0])
+                self.uno_called[seat] = False  # the hand now holds two or more
+                self.cards_fired += 1
+        else:
+            got = self._draw(seat, 1)
+        if self.rules.draw_until_playable:
+            while got and not self._playable(got[-1]):
+                more = self._draw(seat, 1)
+                if not more:
+                    break
+                got = more
+        if got:
+            card = got[-1]
+            color = self.color
+            if (
+                card.color is None
+                or card.color == color
+                or color is None
+                or card.face == self.discard[-1].face
+            ):
+                self.drawn = card  # the player may play it now, or pass
+                return
+        self._end_turn()
+
+    def _do_challenge(self, seat: int) -> None:
+        due = self.pending[0]
+        due.fresh = False
+        if self.wd4_legal or self.wd4_by is None:
+            due.n += 2
+            self._note(f"seat {seat} challenges the WD4 and loses: {due.owed()}")
+            return
+        # Guilty: the player who played it takes four instead; the challenger keeps the turn.
+        offender = self.wd4_by
+        due.n -= 4
+        if due.n <= 0:
+            self.pending.pop(0)
+            self.turn = seat
+        self.pending.insert(0, _Due(offender, due.kind, 4))
+        self.wd4_by = None
+        self._note(f"seat {seat} challenges the WD4 and wins: seat {offender} draws 4")
+
+    def _do_play(self, action: Action, context: str) -> None:
+        seat = action.seat
+        cards = action.cards
+        hand = self.hands[seat]
+        rules = self.rules
+        for card in cards:
+            hand.remove(card)
+        color = action.color
+        face = cards[0].face
+        n = len(cards)
+        # The card of the named colour goes on top; the others under it.
+        if n == 1:
+            top = cards[0]
+        else:
+            top = next((c for c in cards if c.color == color), cards[-1])
+            rest = list(cards)
+            rest.remove(top)
+            self.discard.extend(rest)
+        if face == "DA":
+            # Discard All: every card of that colour leaves the hand, the DA ends on top.
+            same = [c for c in hand if c.color == top.color]
+            if same:
+                self.discard.extend(same)
+                hand[:] = [c for c in hand if c.color != top.color]
+        self.discard.append(top)
+        prev_color = self.color
+        self.color = color
+        self.drawn = None
+        self.last_seat = seat
+        if self._logging:
+            self.log.append(str(action))
+        # Where "next" counts from.
+        stacked = 0
+        if context == "stack":
+            stacked = self.pending.pop(0).n
+            origin = seat
+        elif self.bonus:
+            origin = self._origin
+        else:
+            origin = seat
+        self.bonus = False
+        if face == "WD4":
+            # Legal only if the player held no card of the colour in play (checked on challenge).
+            self.wd4_by = seat
+            self.wd4_legal = prev_color is None or all(c.color != prev_color for c in hand)
+        eff = rules.custom_wild_effect if face == "WC" else face
+        kind = self._take_kind
+        advance = 1
+        if face in _NUMBERS or eff == "W" or eff == "DA":
+            pass
+        elif eff == "S":
+            advance = 1 + n
+        elif eff == "R":
+            if n % 2:
+                self.direction = -self.direction
+            if self._two_player():
+                advance = 1 + n
+        elif eff in ("H2", "D2"):
+            victim = self._next(origin)
+            self.pending.append(_Due(victim, kind, 2 * n + stacked, eff))
+            advance = 2
+        elif eff in ("WH4", "WD4"):
+            victim = self._next(origin)
+            self.pending.append(_Due(victim, kind, 4 * n + stacked, eff))
+            advance = 2
+        elif eff == "WHF":
+            self.pending.append(self._until_fire(self._next(origin), face))
+            advance = 2
+        elif eff == "WAA":
+            self.pending.append(_Due(action.target, kind, 2, face))  # type: ignore[arg-type]
+        elif eff == "WAH":
+            other = self._next_left(seat)
+            while other != seat:
+                self.pending.append(_Due(other, kind, 1, face))
+                other = self._next_left(other)
+        elif face == "TH":
+            target = action.target
+            self.hands[seat], self.hands[target] = self.hands[target], self.hands[seat]  # type: ignore[index]
+            self.uno_called[seat] = self.uno_called[target] = False  # type: ignore[index]
+        hand = self.hands[seat]
+        if not hand:
+            self.winner = seat
+            self._note(f"seat {seat} goes out")
+            self.turns += 1
+            return
+        if len(hand) == 1:
+            self.window = seat
+        if context == "jump":
+            # The players between lose their turn: play goes on from the one who jumped in.
+            self.turn = self._next(origin, advance)
+            self.turns += 1
+        elif rules.skip_reverse_play_again and eff in ("S", "R") and len(self._order) > 2:
+            # R/S bonus: the same player may play once more; skips are kept for afterwards.
+            self.bonus = True
+            self._origin = self._next(origin, advance - 1)
+            self.turn = seat
+        else:
+            self.turn = self._next(origin, advance)
+            self.turns += 1
+
+    # -- legal actions ----------------------------------------------------------------------
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Every action `apply` accepts from `seat` now (plays sorted, one per colour/target).
+
+        Actions are shared objects: the same move is the same object every time.
+        """
+        pending = self.pending
+        if self.winner is not None:
+            # Only the hits (or draws) the last card caused are left.
+            if pending and pending[0].seat == seat:
+                return [(_HIT if self._attack else _DRAW)[seat]]
+            return []
+        if seat not in self._pos:
+            return []
+        hands = self.hands
+        hand = hands[seat]
+        acts: list[Action] = []
+        if len(hand) <= 2 and not self.uno_called[seat]:
+            acts.append(_UNO[seat])
+        if 1 in map(len, hands):  # rare: only then look for seats to catch
+            catch = _CATCH[seat]
+            for other in self._order:
+                if len(hands[other]) == 1 and other != seat:
+                    acts.append(catch[other])
+        take = (_HIT if self._attack else _DRAW)[seat]
+        if pending:
+            due = pending[0]
+            if due.seat != seat:
+                return acts
+            acts.append(take)
+            if self.rules.stacking and due.fresh and due.kind != "until_fire":
+                answers = _STACK_ANSWERS.get(due.face or "")
+                if answers:
+                    eff = self._effective
+                    self._plays(acts, seat, hand, lambda c: eff(c.face) in answers, need_all=True)
+            if due.face == "WD4" and due.fresh:
+                acts.append(_CHALLENGE[seat])
+            return acts
+        if seat == self.turn:
+            drawn = self.drawn
+            if drawn is not None:
+                if drawn.face in _TARGET_OR_WC or len(hand) == 1:
+                    self._plays(acts, seat, hand, lambda c: c is drawn, single=True)
+                else:
+                    acts.extend((_SEAT_PLAYS.get(seat) or _seat_plays(seat))[drawn])
+                acts.append(_PASS[seat])
+                return acts
+            rules = self.rules
+            if rules.multi_play or len(hand) == 1:
+                self._plays(acts, seat, hand, self._playable)
+            else:
+                # The common case, inline (hot in simulations): the playable cards, each
+                # distinct card once in hand order (dict.fromkeys; a set's order would vary).
+                color = self.color
+                if color is None:
+                    playable = dict.fromkeys(hand)
+                else:
+                    top_face = self.discard[-1].face
+                    matches = (color, None)
+                    playable = dict.fromkeys(
+                        [c for c in hand if c.color in matches or c.face == top_face]
+                    )
+                table = _SEAT_PLAYS.get(seat) or _seat_plays(seat)
+                if self._target_cards:
+                    slow = _TARGET_FACES if rules.custom_wild_effect != "WAA" else _TARGET_OR_WC
+                    for card in playable:
+                        if card.face in slow:
+                            targets = [s for s in self._order if s != seat]
+                            self._add_play(acts, seat, (card,), targets)
+                        else:
+                            acts.extend(table[card])
+                else:
+                    acts.extend(chain.from_iterable(map(table.__getitem__, playable)))
+            acts.append(take)
+            if self.bonus:
+                acts.append(_PASS[seat])
+            return acts
+        top = self.discard[-1]
+        if (
+            self.rules.jump_in
+            and top.face in _NUMBERS
+            and self.last_seat is not None
+            and not self.bonus
+            and self.drawn is None
+            and top in hand
+        ):
+            acts.append(_play(seat, top, top.color, None))
+        return acts
+
+    def _plays(
+        self,
+        acts: list[Action],
+        seat: int,
+        hand: list[Card],
+        ok: Any,
+        *,
+        single: bool = False,
+        need_all: bool = False,
+    ) -> None:
+        """Append every legal play from `hand` whose cards pass `ok` (at least one of them, or all
+        with need_all), one Action per colour choice and target."""
+        rules = self.rules
+        going_out = len(hand)
+        restrict = rules.last_card_restriction
+        seen: set[Card] = set()
+        targets = [s for s in self._order if s != seat]
+        for card in hand:
+            if card in seen:
+                continue
+            seen.add(card)
+            if not ok(card):
+                continue
+            if going_out == 1 and (
+                card.face == "TH"
+                or (restrict and (card.face in _RESTRICTED_LAST or card.color is None))
+            ):
+                continue
+            self._add_play(acts, seat, (card,), targets)
+        if single or not rules.multi_play or going_out < 2:
+            return
+        groups: dict[str, Counter[Card]] = {}
+        for card in hand:
+            if card.face not in _SINGLE_ONLY:
+                groups.setdefault(card.face, Counter())[card] += 1
+        for face, counter in groups.items():
+            if sum(counter.values()) < 2:
+                continue
+            kinds = sorted(counter)
+            for combo in _sub_multisets(kinds, [counter[k] for k in kinds]):
+                if len(combo) < 2:
+                    continue
+                if need_all:
+                    if not ok(combo[0]):
+                        continue
+                elif not any(ok(c) for c in combo):
+                    continue
+                if len(combo) == going_out and (
+                    restrict and (face in _RESTRICTED_LAST or combo[0].color is None)
+                ):
+                    continue
+                self._add_play(acts, seat, tuple(combo), targets)
+
+    def _add_play(
+        self, acts: list[Action], seat: int, cards: tuple[Card, ...], targets: list[int]
+    ) -> None:
+        first = cards[0]
+        if first.color is None:
+            colors: Iterable[str] = COLORS
+        else:
+            colors = dict.fromkeys(c.color for c in cards)  # type: ignore[misc]
+        need_target = self._effective(first.face) in _TARGET_FACES
+        single = len(cards) == 1
+        for color in colors:
+            for t in targets if need_target else (None,):
+                if single:
+                    acts.append(_play(seat, first, color, t))
+                else:
+                    acts.append(Action("play", seat, cards, color, t))
+
+    # -- copying and data -------------------------------------------------------------------
+
+    def copy(self) -> Round:
+        """An independent copy of the state (sharing the deck, rules and launcher objects)."""
+        new = Round.__new__(Round)
+        new.__dict__.update(self.__dict__)
+        new.hands = [list(h) for h in self.hands]
+        new.discard = list(self.discard)
+        new.pile = list(self.pile)
+        new.pending = [d.copy() for d in self.pending]
+        new.log = list(self.log)
+        new.uno_called = list(self.uno_called)
+        new._rng = random.Random()
+        new._rng.setstate(self._rng.getstate())
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state as plain JSON-able data (the `unoattack scenario` output shape)."""
+        return {
+            "hands": [format_cards(h) for h in self.hands],
+            "top": str(self.discard[-1]),
+            "color": self.color,
+            "turn": self.turn,
+            "direction": self.direction,
+            "pending": [d.to_dict() for d in self.pending],
+            "round_over": self.over,
+            "winner": self.winner,
+            "round_points": self.points() if self.over else None,
+            "launcher_left": len(self.pile),
+            "log": list(self.log),
+            "actor": self.actor,
+            "dealer": self.dealer,
+            "out": sorted(self.out),
+            "uno_called": [s for s, c in enumerate(self.uno_called) if c],
+            "bonus": self.bonus,
+            "drawn": str(self.drawn) if self.drawn is not None else None,
+            "discard": format_cards(self.discard),
+            "pile": format_cards(self.pile),
+            "presses": self.presses,
+            "cards_fired": self.cards_fired,
+        }
+
+
+def _shuffle(cards: list[Card], rng: random.Random) -> None:
+    """Shuffle in place by sorting on random keys: as uniform as random.shuffle for decks this
+    size, seeded by `rng`, and several times faster (random() is one C call per card)."""
+    rand = rng.random
+    cards.sort(key=lambda _card: rand())
+
+
+def _sub_multisets(kinds: list[Card], counts: list[int]) -> Iterator[list[Card]]:
+    """Every sub-multiset of the multiset kinds × counts (sorted lists)."""
+    if not kinds:
+        yield []
+        return
+    for rest in _sub_multisets(kinds[1:], counts[1:]):
+        for k in range(counts[0] + 1):
+            yield [kinds[0]] * k + rest
+
+
+def choose_dealer(deck: Deck, seats: Sequence[int], rng: random.Random) -> int:
+    """Each seat draws a card; the highest number card deals (ties draw again)."""
+    contenders = list(seats)
+    cards = deck.cards()
+    while True:
+        rng.shuffle(cards)
+        drawn = {s: cards[i] for i, s in enumerate(contenders)}
+        values = {s: (c.number if c.number is not None else -1) for s, c in drawn.items()}
+        best = max(values.values())
+        if best < 0:
+            continue
+        contenders = [s for s in contenders if values[s] == best]
+        if len(contenders) == 1:
+            return contenders[0]
+
+
+@dataclass
+class Game:
+    """Rounds to the end in a scoring mode (see RULES.md "Game scoring modes").
+
+    Modes: `target` (the round winner scores the points left in the other hands; first to
+    `target` wins), `lowest` (everyone scores their own hand; when anyone reaches `target` the
+    lowest total wins), `elimination` (as lowest, a player reaching `target` is out; the last one
+    left wins), `teams` (seat s is on team s % teams; the winner's team scores the other teams'
+    hands; first team to `target`). The first dealer is chosen by drawing for the highest number;
+    the round winner deals the next round.
+
+    Use: `game.start_round()` gives a Round; apply actions until `round.over`; then
+    `game.finish_round()` scores it. Repeat until `game.over`.
+    """
+
+    deck: Deck
+    rules: Rules
+    launcher: Launcher
+    players: int
+    mode: str = "target"
+    target: int = 500
+    teams: int = 2
+    seed: int = 0
+    log: bool = True
+    scores: list[int] = field(init=False)
+    team_scores: list[int] = field(init=False)
+    out: set[int] = field(init=False)
+    round: Round | None = field(init=False, default=None)
+    rounds_played: int = field(init=False, default=0)
+    history: list[dict[str, Any]] = field(init=False)
+    winners: tuple[int, ...] = field(init=False, default=())
+    dealer: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in SCORING_MODES:
+            raise InputError(f"unknown mode `{self.mode}`: use {', '.join(SCORING_MODES)}")
+        if isinstance(self.target, bool) or not isinstance(self.target, int) or self.target < 1:
+            raise InputError(f"target = {self.target!r}: a whole number of points above 0")
+        if not 2 <= self.players <= 10:
+            raise InputError(f"players = {self.players}: from 2 to 10")
+        if self.mode == "teams" and (
+            self.teams < 2 or self.players % self.teams or self.players // self.teams < 2
+        ):
+            raise InputError(
+                f"teams mode: {self.players} players cannot sit as {self.teams} teams of two or "
+                "more partners"
+            )
+        self._rng = random.Random(self.seed)
+        self.scores = [0] * self.players
+        self.team_scores = [0] * self.teams if self.mode == "teams" else []
+        self.out = set()
+        self.history = []
+        self.dealer = choose_dealer(self.deck, range(self.players), self._rng)
+
+    @property
+    def over(self) -> bool:
+        """True once the game has its winner(s)."""
+        return bool(self.winners)
+
+    @property
+    def winner(self) -> int | None:
+        """The winning seat (the lowest seat of the winning team or of tied lowest totals)."""
+        return self.winners[0] if self.winners else None
+
+    def team_of(self, seat: int) -> int:
+        """Team of a seat in teams mode (partners sit alternately)."""
+        return seat % self.teams
+
+    def start_round(self) -> Round:
+        """Deal a new round (dealer: drawn at first, then the last round's winner)."""
+        if self.over:
+            raise RuleError("the game is over")
+        if self.round is not None:
+            if not self.round.over:
+                raise RuleError("the current round is not over yet")
+            raise RuleError("the last round is not scored yet: call finish_round() first")
+        self.round = Round(
+            self.deck,
+            self.rules,
+            self.launcher,
+            players=self.players,
+            dealer=self.dealer,
+            seed=self._rng.getrandbits(64),
+            out=self.out,
+            log=self.log,
+        )
+        return self.round
+
+    def finish_round(self) -> dict[str, Any]:
+        """Score the finished round by the mode; returns what each seat (or team) gained."""
+        rnd = self.round
+        if rnd is None or not rnd.over:
+            raise RuleError("the round is not over yet")
+        winner = rnd.winner
+        assert winner is not None
+        left = rnd.points()
+        gained = [0] * self.players
+        mode = self.mode
+        if mode == "target":
+            gained[winner] = sum(left)
+        elif mode in ("lowest", "elimination"):
+            gained = list(left)
+        else:
+            team = self.team_of(winner)
+            won = sum(p for s, p in enumerate(left) if self.team_of(s) != team)
+            self.team_scores[team] += won
+            for s in range(self.players):
+                if self.team_of(s) == team:
+                    gained[s] = won
+        for s in range(self.players):
+            self.scores[s] += gained[s]
+        self.rounds_played += 1
+        self.dealer = winner
+        result = {
+            "round": self.rounds_played,
+            "winner": winner,
+            "points_left": left,
+            "gained": gained,
+        }
+        self.history.append(result)
+        self._decide()
+        self.round = None
+        return result
+
+    def _decide(self) -> None:
+        target = self.target
+        active = [s for s in range(self.players) if s not in self.out]
+        if self.mode == "target":
+            reached = [s for s in active if self.scores[s] >= target]
+            if reached:
+                self.winners = (max(reached, key=lambda s: (self.scores[s], -s)),)
+        elif self.mode == "lowest":
+            if any(self.scores[s] >= target for s in active):
+                low = min(self.scores[s] for s in active)
+                self.winners = tuple(s for s in active if self.scores[s] == low)
+        elif self.mode == "elimination":
+            gone = [s for s in active if self.scores[s] >= target]
+            left = [s for s in active if s not in gone]
+            if not left:
+                # Everyone left crossed the line together: the lowest total wins.
+                low = min(self.scores[s] for s in active)
+                self.winners = tuple(s for s in active if self.scores[s] == low)
+                return
+            self.out.update(gone)
+            if len(left) == 1:
+                self.winners = (left[0],)
+        else:
+            reached = [t for t in range(self.teams) if self.team_scores[t] >= target]
+            if reached:
+                best = max(reached, key=lambda t: (self.team_scores[t], -t))
+                self.winners = tuple(s for s in range(self.players) if self.team_of(s) == best)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Scores and progress as plain data."""
+        return {
+            "mode": self.mode,
+            "target": self.target,
+            "scores": list(self.scores),
+            "team_scores": list(self.team_scores),
+            "out": sorted(self.out),
+            "rounds": self.rounds_played,
+            "dealer": self.dealer,
+            "over": self.over,
+            "winners": list(self.winners),
+            "history": list(self.history),
+        }

@@ -1,0 +1,115 @@
+"""Rule options and the defaults each preset takes from its source (see ../shared/RULES.md).
+
+A `Rules` value is immutable; build one with `rules_for(preset, players, **options)`, which checks
+every option name and value and fills the preset's defaults for the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+
+from engine.errors import InputError
+
+PRESET_NAMES: tuple[str, ...] = ("attack", "attack-1998", "classic")
+# Effects a WC (Wild Customizable) may be bound to by `custom_wild_effect`.
+CUSTOM_WILD_EFFECTS: tuple[str, ...] = ("W", "WH4", "WAA", "WHF", "WAH")
+MIN_PLAYERS = 2
+MAX_PLAYERS = 10
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule option of a round. `preset` picks the rule family: `classic` draws cards from
+    a draw pile (the launcher dispenses exactly), the two Attack presets hit the launcher.
+
+    Options (all documented in docs/rules.md):
+      skip_reverse_play_again  after R or S the same player may play one more card (3+ players;
+                               with two players R/S already give the turn back)
+      custom_wild_effect       what WC does: W, WH4, WAA, WHF or WAH
+      stacking                 answer H2/D2/WH4/WD4 with another; penalties add up
+      multi_play               play several cards of one face at once
+      jump_in                  play an identical number card out of turn
+      last_card_restriction    no going out on R, S or a wild
+      draw_until_playable      classic: a draw goes on until a playable card comes
+      two_player_rules         with two players R acts as S (seed 001)
+      uno_penalty              hits (attack) or cards (classic) for a missed UNO, a false call or a
+                               wrong accusation
+      hand_size                cards dealt to each player
+    """
+
+    preset: str = "attack"
+    skip_reverse_play_again: bool = True
+    custom_wild_effect: str = "W"
+    stacking: bool = False
+    multi_play: bool = False
+    jump_in: bool = False
+    last_card_restriction: bool = False
+    draw_until_playable: bool = False
+    two_player_rules: bool = True
+    uno_penalty: int = 2
+    hand_size: int = 7
+
+    @property
+    def attack(self) -> bool:
+        """True when penalties are launcher hits (the Attack presets), False for classic draws."""
+        return self.preset != "classic"
+
+    def to_dict(self) -> dict[str, object]:
+        """The options as plain JSON-able data."""
+        return asdict(self)
+
+
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules) if f.name != "preset")
+
+# What each preset's source states; everything else keeps the dataclass default.
+PRESET_DEFAULTS: dict[str, dict[str, object]] = {
+    "attack": {"skip_reverse_play_again": True},
+    "attack-1998": {"skip_reverse_play_again": False},
+    "classic": {"skip_reverse_play_again": False},
+}
+
+
+def rules_for(preset: str, players: int = 4, **options: object) -> Rules:
+    """The rules of `preset` for `players` seats, with `options` overriding its defaults.
+
+    Raises InputError (one line, naming the option and what is allowed) for an unknown preset,
+    an unknown option, a value of the wrong type or out of range, or `draw_until_playable` with an
+    Attack preset.
+    """
+    if preset not in PRESET_NAMES:
+        raise InputError(f"unknown preset `{preset}`: use {', '.join(PRESET_NAMES)}")
+    if isinstance(players, bool) or not isinstance(players, int):
+        raise InputError(f"players must be a whole number from {MIN_PLAYERS} to {MAX_PLAYERS}")
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise InputError(f"players = {players}: from {MIN_PLAYERS} to {MAX_PLAYERS}")
+    values: dict[str, object] = dict(PRESET_DEFAULTS[preset])
+    for name, value in options.items():
+        _check_option(name, value)
+        values[name] = value.upper() if name == "custom_wild_effect" else value  # type: ignore[union-attr]
+    if values.get("draw_until_playable") and preset != "classic":
+        raise InputError("draw_until_playable is a classic rule: use it with preset classic")
+    return Rules(preset=preset, **values)  # type: ignore[arg-type]
+
+
+def rules_from_mapping(preset: str, players: int, options: Mapping[str, object]) -> Rules:
+    """rules_for with the options as a mapping (a TOML `[options]` table)."""
+    return rules_for(preset, players, **dict(options))
+
+
+def _check_option(name: str, value: object) -> None:
+    if name not in OPTION_NAMES:
+        raise InputError(f"unknown rule option `{name}`: allowed are {', '.join(OPTION_NAMES)}")
+    if name == "custom_wild_effect":
+        if not isinstance(value, str) or value.upper() not in CUSTOM_WILD_EFFECTS:
+            raise InputError(
+                f"custom_wild_effect = {value!r}: one of {', '.join(CUSTOM_WILD_EFFECTS)}"
+            )
+    elif name == "uno_penalty":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10:
+            raise InputError(f"uno_penalty = {value!r}: a whole number from 0 to 10")
+    elif name == "hand_size":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
+            raise InputError(f"hand_size = {value!r}: a whole number from 1 to 20")
+    elif not isinstance(value, bool):
+        raise InputError(f"{name} = {value!r}: true or false")
