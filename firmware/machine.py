@@ -1,0 +1,221 @@
+"""The launcher state machine: module-level STATES and TRANSITIONS tables and the launcher model.
+
+The machine is data. ``transitions.Machine(queued=True, auto_transitions=False)`` builds it from the
+tables below, so only the moves declared here exist and ``launcher diagram`` (and the generated
+``docs/state-machine.md``) draw exactly what runs. State names are part of the wire protocol.
+
+The model only decides *which* state comes next; what the box does on the way (outputs on and off,
+events) is the daemon's business, reached through the named ``before``/``after`` callbacks that the
+model forwards to its :class:`Box`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Protocol
+
+from transitions import EventData, Machine
+
+STATES: list[str] = [
+    "booting",  # config read, devices built, self-test running
+    "idle",  # ready for a press
+    "locked",  # the host forbids presses (dispense still works)
+    "spinup",  # flywheel spinning up / feed motor soft start
+    "ejecting",  # feed running, cards being counted at the exit sensor
+    "cooldown",  # pause after a burst before the next press is served
+    "jammed",  # mechanical jam, latched until cleared
+    "empty",  # hopper empty, latched until loaded or cleared
+    "fault",  # safety trip, latched until reset
+    "stopping",  # shutting down: outputs off, devices closing
+]
+
+BUSY_STATES = ("spinup", "ejecting", "cooldown")
+LATCHED_STATES = ("jammed", "empty", "fault")
+_RUNNING = ["booting", "idle", "locked", "spinup", "ejecting", "cooldown", "jammed", "empty"]
+
+# Order matters: for the same trigger and source the first entry whose conditions hold wins.
+TRANSITIONS: list[dict[str, Any]] = [
+    {"trigger": "booted", "source": "booting", "dest": "locked", "conditions": "host_locked"},
+    {"trigger": "booted", "source": "booting", "dest": "idle"},
+    {"trigger": "lock", "source": "idle", "dest": "locked"},
+    {"trigger": "unlock", "source": "locked", "dest": "idle"},
+    {
+        "trigger": "start_burst",
+        "source": ["idle", "locked"],
+        "dest": "spinup",
+        "after": "begin_spinup",
+    },
+    {"trigger": "spun_up", "source": "spinup", "dest": "ejecting", "after": "begin_feed"},
+    {
+        "trigger": "burst_done",
+        "source": ["spinup", "ejecting"],
+        "dest": "cooldown",
+        "before": "outputs_off",
+        "after": "begin_cooldown",
+    },
+    {"trigger": "cooled", "source": "cooldown", "dest": "locked", "conditions": "host_locked"},
+    {"trigger": "cooled", "source": "cooldown", "dest": "idle"},
+    {
+        "trigger": "jam",
+        "source": ["spinup", "ejecting"],
+        "dest": "jammed",
+        "before": "outputs_off",
+    },
+    {
+        "trigger": "run_empty",
+        "source": ["idle", "locked", "spinup", "ejecting", "cooldown"],
+        "dest": "empty",
+        "before": "outputs_off",
+    },
+    {
+        "trigger": "clear",
+        "source": ["jammed", "empty"],
+        "dest": "locked",
+        "conditions": "host_locked",
+    },
+    {"trigger": "clear", "source": ["jammed", "empty"], "dest": "idle"},
+    {"trigger": "reset", "source": "fault", "dest": "locked", "conditions": "host_locked"},
+    {"trigger": "reset", "source": "fault", "dest": "idle"},
+    {"trigger": "trip", "source": _RUNNING, "dest": "fault", "before": "outputs_off"},
+    {
+        "trigger": "shutdown",
+        "source": [*_RUNNING, "fault"],
+        "dest": "stopping",
+        "before": "outputs_off",
+    },
+]
+
+
+class Box(Protocol):
+    """What the model needs from the daemon: a lock flag and the work done on transitions."""
+
+    host_locked: bool
+
+    def begin_spinup(self) -> None: ...
+    def begin_feed(self) -> None: ...
+    def begin_cooldown(self) -> None: ...
+    def outputs_off(self) -> None: ...
+    def state_changed(self, source: str, dest: str, why: str) -> None: ...
+
+
+class LauncherModel:
+    """The model the machine drives; conditions and callbacks are forwarded to its box.
+
+    Triggers are called with an optional ``why="..."`` keyword that ends up in the ``state`` event.
+    """
+
+    state: str
+
+    def __init__(self, box: Box | None = None) -> None:
+        self.box = box
+
+    # conditions
+    def host_locked(self, event: EventData) -> bool:
+        """The host asked for the button to be locked."""
+        return bool(self.box is not None and self.box.host_locked)
+
+    # callbacks
+    def begin_spinup(self, event: EventData) -> None:
+        """Spin up the flywheel / start the feed motor's soft start."""
+        if self.box is not None:
+            self.box.begin_spinup()
+
+    def begin_feed(self, event: EventData) -> None:
+        """Feed at full speed and count cards."""
+        if self.box is not None:
+            self.box.begin_feed()
+
+    def begin_cooldown(self, event: EventData) -> None:
+        """Arm the cooldown timer."""
+        if self.box is not None:
+            self.box.begin_cooldown()
+
+    def outputs_off(self, event: EventData) -> None:
+        """Every output off before entering a resting or latched state."""
+        if self.box is not None:
+            self.box.outputs_off()
+
+    def announce(self, event: EventData) -> None:
+        """After every state change: tell the box (it emits the ``state`` event)."""
+        if self.box is not None:
+            why = str(event.kwargs.get("why", event.event.name))
+            self.box.state_changed(event.transition.source, event.transition.dest, why)
+
+
+def build_machine(model: LauncherModel, *, graph: bool = False) -> Machine:
+    """The launcher machine over ``model``; ``graph=True`` gives a mermaid GraphMachine."""
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "states": STATES,
+        "transitions": TRANSITIONS,
+        "initial": "booting",
+        "auto_transitions": False,
+        "queued": True,
+        "send_event": True,
+        "after_state_change": "announce",
+    }
+    if graph:
+        from transitions.extensions import GraphMachine
+
+        return GraphMachine(
+            **kwargs, graph_engine="mermaid", show_conditions=True, title="launcher"
+        )
+    return Machine(**kwargs)
+
+
+def mermaid() -> str:
+    """The state diagram as mermaid text, generated from STATES and TRANSITIONS."""
+    model = LauncherModel()
+    build_machine(model, graph=True)
+    text = model.get_graph().draw(None)  # type: ignore[attr-defined]
+    # Drop the "current state" styling: the docs show the machine, not one run of it.
+    lines = [line.rstrip() for line in text.splitlines() if not line.strip().startswith("Class ")]
+    if len(lines) > 2 and lines[0] == lines[2] == "---" and ":" not in lines[1]:
+        lines[1] = f"title: {lines[1]}"  # mermaid front matter is YAML: a mapping
+    return "\n".join(lines).strip() + "\n"
+
+
+def markdown() -> str:
+    """The whole of docs/state-machine.md (regenerate with ``launcher diagram --markdown``)."""
+    rows = "\n".join(
+        f"| `{t['trigger']}` | {_names(t['source'])} | `{t['dest']}` | "
+        f"{_names(t.get('conditions', ''))} | {_names(t.get('before', ''))} | "
+        f"{_names(t.get('after', ''))} |"
+        for t in TRANSITIONS
+    )
+    return (
+        "# Launcher state machine\n\n"
+        "Generated from `STATES` and `TRANSITIONS` in `firmware/machine.py` by\n"
+        "`launcher diagram --markdown > docs/state-machine.md`; `tests/firmware/test_machine.py`\n"
+        "fails when this page is stale. State names are part of the wire protocol.\n\n"
+        "```mermaid\n" + mermaid() + "```\n\n"
+        "For the same trigger and source the first row whose condition holds wins.\n\n"
+        "| trigger | from | to | condition | before | after |\n"
+        "|---|---|---|---|---|---|\n" + rows + "\n"
+    )
+
+
+def _names(value: str | list[str]) -> str:
+    items = [value] if isinstance(value, str) else list(value)
+    return ", ".join(f"`{item}`" for item in items if item)
+
+
+def _cmd_diagram(args: argparse.Namespace) -> int:
+    print(markdown() if args.markdown else mermaid(), end="")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``launcher diagram``."""
+    parser = subparsers.add_parser(
+        "diagram",
+        help="print the state diagram (mermaid) generated from the state tables",
+        description="Print the launcher state diagram as mermaid, generated from the tables in "
+        "firmware/machine.py.",
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the whole docs/state-machine.md page instead of the bare diagram",
+    )
+    parser.set_defaults(func=_cmd_diagram)

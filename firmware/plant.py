@@ -1,0 +1,344 @@
+"""The plant: a simulated card mechanism attached to gpiozero mock pins.
+
+It plays the part of the physical box for tests and the demo. It watches the ejector output pins
+(the feed motor's IN1/IN2/EN, or the solenoid gate) and drives the input pins the way the real
+mechanism would: while the feed motor runs forward a card crosses the exit beam every
+``feed_interval_ms`` (± seeded jitter) after ``spinup_ms``; with a solenoid one card crosses
+``spinup_ms`` after each pulse starts. It keeps the hopper count, closes the hopper-empty switch
+when it runs out, keeps the door shut, and can be told to misbehave: ``misfeed(n)``, ``stall()``,
+``stick_sensor(high)``, ``run_empty_after(n)``.
+
+The plant is "the world", so it keeps its own time on its own thread, independent of the daemon's
+loop. Nothing else in the firmware imports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_MS = 1_000_000
+
+
+class Plant:
+    """Simulated mechanism on mock pins; see the module docstring. A context manager.
+
+    ``config`` is the ``[plant]`` section, ``pins`` the ``[pins]`` section, ``factory`` the
+    ``MockFactory`` the daemon's devices use. ``kind`` is the ejector kind ("motor" or
+    "solenoid"; guessed from the pins when not given). Call ``start()`` after the devices exist
+    (their pull-ups would otherwise override what the plant drives).
+    """
+
+    def __init__(
+        self,
+        config: Any,
+        factory: Any,
+        pins: Any,
+        *,
+        state_path: str | os.PathLike[str] | None = None,
+        clock: Callable[[], int] = time.monotonic_ns,
+        kind: str | None = None,
+    ) -> None:
+        self.config = config
+        self.factory = factory
+        self.pins = pins
+        self.kind = kind or ("motor" if pins.ejector_backward is not None else "solenoid")
+        self.clock = clock
+        self.state_path = Path(state_path) if state_path is not None else None
+        self.rng = random.Random(config.seed)
+        self.hopper = int(config.hopper)
+        self.ejected_total = 0
+        if self.state_path is not None and self.state_path.exists():
+            self._read_state()
+        self.crossings: list[int] = []  # clock ns of each card entering the beam
+        self.output_log: list[tuple[str, int, float]] = []  # (pin name, ns, value)
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+        self._patched: list[tuple[Any, Any]] = []
+        # mechanism state (guarded by _cond)
+        self._running_since: int | None = None  # motor forward since
+        self._next_card: int | None = None
+        self._beam_until: int | None = None
+        self._pending_pulses: list[int] = []  # solenoid: card crossing times
+        self._misfeeds = 0
+        self._stalled = False
+        self._stuck: bool | None = None
+        self._door_open = False
+        self._values: dict[str, float] = {}
+        self._pin_names = {
+            name: getattr(pins, name)
+            for name in ("ejector_forward", "ejector_backward", "ejector_enable")
+            if getattr(pins, name, None) is not None
+        }
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    def start(self) -> Plant:
+        """Attach to the pins and start the mechanism's thread."""
+        if self._thread is not None:
+            return self
+        for name, number in self._pin_names.items():
+            pin = self.factory.pin(number)
+            self._values[name] = float(pin.state or 0)
+            self._watch(name, pin)
+        with self._cond:
+            self._update_motion(self.clock())
+            self._drive_inputs()
+            self._save()
+        self._thread = threading.Thread(target=self._run, name="plant", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Detach from the pins and stop the thread; idempotent."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5)
+        for pin, original in self._patched:
+            with contextlib.suppress(AttributeError):
+                # Restore the class method (the instance attribute shadowed it).
+                del pin._change_state
+            del original
+        self._patched.clear()
+
+    close = stop
+
+    def __enter__(self) -> Plant:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- the person at the box -----------------------------------------------------------------
+
+    def load(self, count: int | None = None, *, total: int | None = None) -> int:
+        """Put ``count`` cards in (or make it hold exactly ``total``); returns the hopper."""
+        with self._cond:
+            if total is not None:
+                self.hopper = max(0, int(total))
+            elif count is not None:
+                self.hopper += max(0, int(count))
+            self._drive_inputs()
+            self._save()
+            self._cond.notify_all()
+            return self.hopper
+
+    def misfeed(self, n: int = 1) -> None:
+        """The next ``n`` card slots feed nothing (the roller slips); a reverse pulse re-grips."""
+        with self._cond:
+            self._misfeeds += n
+
+    def stall(self) -> None:
+        """A card wedges: nothing crosses the beam until ``fix()``, whatever the motor does."""
+        with self._cond:
+            self._stalled = True
+
+    def fix(self) -> None:
+        """A person clears the jam and any misfeed."""
+        with self._cond:
+            self._stalled = False
+            self._misfeeds = 0
+            self._cond.notify_all()
+
+    def stick_sensor(self, high: bool) -> None:
+        """The beam reads broken (``high``) or clear (not ``high``) whatever crosses it."""
+        with self._cond:
+            self._stuck = bool(high)
+            self._drive_sensor(self._stuck)
+
+    def unstick(self) -> None:
+        """The beam sensor works again."""
+        with self._cond:
+            self._stuck = None
+            self._drive_sensor(self._beam_until is not None)
+
+    def run_empty_after(self, n: int) -> None:
+        """The hopper really holds only ``n`` more cards (it runs empty mid-burst)."""
+        with self._cond:
+            self.hopper = min(self.hopper, max(0, n))
+            self._drive_inputs()
+            self._save()
+
+    def open_door(self) -> None:
+        """Open the hopper door (the door switch opens)."""
+        with self._cond:
+            self._door_open = True
+            self._drive_inputs()
+
+    def close_door(self) -> None:
+        """Shut the hopper door."""
+        with self._cond:
+            self._door_open = False
+            self._drive_inputs()
+
+    def wait_cards(self, total: int, timeout: float) -> bool:
+        """Wait until ``ejected_total`` reaches ``total``; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.ejected_total < total:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    # -- pins ----------------------------------------------------------------------------------
+
+    def _watch(self, name: str, pin: Any) -> None:
+        # Mock output pins have no change callback; wrap this one pin object's state change
+        # (an instance attribute, so nothing else in gpiozero is affected).
+        original = pin._change_state
+
+        def changed(value: Any, _original: Any = original, _name: str = name) -> bool:
+            result = _original(value)
+            if result:
+                self._output_changed(_name, float(value))
+            return bool(result)
+
+        pin._change_state = changed
+        self._patched.append((pin, original))
+
+    def _output_changed(self, name: str, value: float) -> None:
+        with self._cond:
+            now = self.clock()
+            self.output_log.append((name, now, value))
+            was_forward = self._values.get("ejector_forward", 0.0) > 0
+            self._values[name] = value
+            if self.kind == "solenoid":
+                if name == "ejector_forward" and value > 0 and not was_forward:
+                    self._solenoid_pulse(now)
+            else:
+                self._update_motion(now)
+            self._cond.notify_all()
+
+    def _motor_forward(self) -> bool:
+        v = self._values
+        enabled = "ejector_enable" not in v or v["ejector_enable"] > 0
+        return v.get("ejector_forward", 0) > 0 and v.get("ejector_backward", 0) == 0 and enabled
+
+    def _motor_backward(self) -> bool:
+        v = self._values
+        enabled = "ejector_enable" not in v or v["ejector_enable"] > 0
+        return v.get("ejector_backward", 0) > 0 and v.get("ejector_forward", 0) == 0 and enabled
+
+    def _update_motion(self, now: int) -> None:
+        if self.kind != "motor":
+            return
+        if self._motor_backward():
+            self._misfeeds = 0  # reversing re-grips a slipping roller (not a wedged card)
+        if self._motor_forward():
+            if self._running_since is None:
+                self._running_since = now
+                self._next_card = now + self.config.spinup_ms * _MS + self._interval()
+        else:
+            self._running_since = None
+            self._next_card = None
+
+    def _solenoid_pulse(self, now: int) -> None:
+        self._pending_pulses.append(now + self.config.spinup_ms * _MS)
+
+    def _interval(self) -> int:
+        jitter = self.config.feed_jitter_ms
+        ms = self.config.feed_interval_ms + (self.rng.uniform(-jitter, jitter) if jitter else 0.0)
+        return int(max(ms, 1.0) * _MS)
+
+    def _drive_sensor(self, high: bool) -> None:
+        pin = self.factory.pin(self.pins.sensor)
+        if pin.function != "input":
+            return
+        if high:
+            pin.drive_high()
+        else:
+            pin.drive_low()
+
+    def _drive_inputs(self) -> None:
+        # Switches to ground: active (closed) = low.
+        if self.pins.hopper_empty is not None:
+            pin = self.factory.pin(self.pins.hopper_empty)
+            pin.drive_low() if self.hopper <= 0 else pin.drive_high()
+        if self.pins.door is not None:
+            pin = self.factory.pin(self.pins.door)
+            pin.drive_high() if self._door_open else pin.drive_low()
+        if self._stuck is not None:
+            self._drive_sensor(self._stuck)
+        elif self._beam_until is None:
+            self._drive_sensor(False)
+
+    # -- the mechanism -------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        with self._cond:
+            while not self._stopped:
+                now = self.clock()
+                self._step(now)
+                wake = [t for t in (self._beam_until, self._next_card) if t is not None]
+                wake += self._pending_pulses
+                timeout = max(0.0, (min(wake) - self.clock()) / 1e9) if wake else None
+                self._cond.wait(timeout)
+
+    def _step(self, now: int) -> None:
+        if self._beam_until is not None and now >= self._beam_until:
+            self._beam_until = None
+            if self._stuck is None:
+                self._drive_sensor(False)
+        if self._beam_until is not None:
+            return  # one card in the beam at a time; the next waits behind it
+        if self._next_card is not None and now >= self._next_card:
+            self._next_card = now + self._interval()
+            self._feed_one(now)
+        elif self._pending_pulses and now >= min(self._pending_pulses):
+            self._pending_pulses.remove(min(self._pending_pulses))
+            self._feed_one(now)
+
+    def _feed_one(self, now: int) -> None:
+        if self._stalled or self.hopper <= 0:
+            return
+        if self._misfeeds > 0:
+            self._misfeeds -= 1
+            return
+        self.hopper -= 1
+        self.ejected_total += 1
+        self.crossings.append(now)
+        self._beam_until = now + max(1, self.config.beam_ms) * _MS
+        if self._stuck is None:
+            self._drive_sensor(True)
+        if self.hopper == 0:
+            self._drive_inputs()
+        self._save()
+        self._cond.notify_all()
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def _read_state(self) -> None:
+        assert self.state_path is not None
+        try:
+            data = json.loads(self.state_path.read_text())
+            self.hopper = int(data["hopper"])
+            self.ejected_total = int(data.get("ejected_total", 0))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning(
+                "plant state %s unreadable (%s); starting from the config", self.state_path, exc
+            )
+
+    def _save(self) -> None:
+        if self.state_path is None:
+            return
+        tmp = self.state_path.with_suffix(self.state_path.suffix + ".tmp")
+        try:
+            tmp.write_text(json.dumps({"hopper": self.hopper, "ejected_total": self.ejected_total}))
+            os.replace(tmp, self.state_path)
+        except OSError as exc:
+            log.warning("cannot write plant state %s: %s", self.state_path, exc)

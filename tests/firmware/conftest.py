@@ -1,0 +1,209 @@
+"""Fixtures for the firmware runtime: configs with fast plant timings and a daemon on mock pins.
+
+Limits always come from a config file, so tests write one: the documented default with a few
+keys overridden (``"section.key": value``; ``None`` leaves the key out).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DEFAULT_CONFIG
+
+# Fast but realistic: cards every ~40 ms, a jam noticed after 120 ms, no long waits anywhere.
+FAST: dict[str, Any] = {
+    "ejector.soft_start_ms": 20,
+    "ejector.reverse_pulse_ms": 10,
+    "ejector.flywheel_spinup_ms": 10,
+    "timing.card_timeout_ms": 120,
+    "timing.cooldown_ms": 5,
+    "timing.hold_clear_s": 0.5,
+    "timing.debounce_ms": 0,
+    "plant.hopper": 60,
+    "plant.feed_interval_ms": 40,
+    "plant.feed_jitter_ms": 3,
+    "plant.beam_ms": 4,
+    "plant.spinup_ms": 5,
+    "plant.seed": 3,
+    "jam.mode": "fixed",
+    "jam.count": 3,
+    "jam.seed": 7,
+}
+
+# A solenoid box: no H-bridge pins, short pulses.
+SOLENOID: dict[str, Any] = {
+    "ejector.kind": "solenoid",
+    "pins.ejector_backward": None,
+    "pins.ejector_enable": None,
+    "ejector.soft_start_ms": 0,
+    "ejector.pulse_ms": 5,
+    "ejector.recovery_ms": 5,
+    "limits.solenoid_max_on_ms": 50,
+    "plant.spinup_ms": 2,
+    "plant.beam_ms": 2,
+}
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} as TOML")
+
+
+def write_config(path: Path, overrides: dict[str, Any] | None = None) -> Path:
+    """Write the default config with ``overrides`` applied to ``path``; returns ``path``."""
+    doc = tomllib.loads(DEFAULT_CONFIG.read_text())
+    for dotted, value in {**FAST, **(overrides or {})}.items():
+        section, key = dotted.split(".", 1)
+        if value is None:
+            doc[section].pop(key, None)
+        else:
+            doc.setdefault(section, {})[key] = value
+    lines: list[str] = []
+    for section, table in doc.items():
+        lines.append(f"[{section}]")
+        lines.extend(f"{key} = {_toml_value(value)}" for key, value in table.items())
+        lines.append("")
+    path.write_text("\n".join(lines))
+    return path
+
+
+@pytest.fixture
+def make_config(tmp_path: Path) -> Callable[..., Any]:
+    """``make_config(overrides) -> Config`` written under tmp_path and loaded by firmware.config."""
+    from firmware import config
+
+    counter = iter(range(1000))
+
+    def make(overrides: dict[str, Any] | None = None) -> Any:
+        path = write_config(tmp_path / f"launcher-{next(counter)}.toml", overrides)
+        return config.load(path)
+
+    return make
+
+
+class Box:
+    """A started daemon on mock pins with its plant, plus helpers for tests."""
+
+    def __init__(self, daemon: Any, plant: Any, factory: Any, config: Any) -> None:
+        self.daemon = daemon
+        self.plant = plant
+        self.factory = factory
+        self.config = config
+
+    def command(self, op: str, timeout: float = 5.0, **args: Any) -> dict:
+        """Run a command on the loop and return its reply."""
+        import threading
+
+        done = threading.Event()
+        box: dict[str, dict] = {}
+
+        def reply(r: dict) -> None:
+            box["r"] = r
+            done.set()
+
+        self.daemon.submit(op, args, reply)
+        assert done.wait(timeout), f"no reply to {op}"
+        return box["r"]
+
+    def fires(self) -> list[dict]:
+        """Fire events of this run so far."""
+        return [e for e in self.daemon.events if e["kind"] == "fire"]
+
+    def presses(self) -> list[dict]:
+        """Press events of this run so far."""
+        return [e for e in self.daemon.events if e["kind"] == "press"]
+
+    def wait_fires(self, n: int, timeout: float = 10.0) -> list[dict]:
+        """Wait for ``n`` fire events in total; returns them."""
+        self.daemon.wait_for(lambda e: len(self.fires()) >= n, timeout)
+        return self.fires()
+
+    def wait_state(self, state: str, timeout: float = 5.0) -> None:
+        """Wait until the machine is in ``state``."""
+        if self.daemon.state != state:
+            self.daemon.wait_for(lambda e: self.daemon.state == state, timeout)
+        assert self.daemon.state == state
+
+    def wait_kind(self, kind: str, timeout: float = 5.0) -> dict:
+        """The first event of ``kind``."""
+        return self.daemon.wait_for(lambda e: e["kind"] == kind, timeout)
+
+    def pin(self, name: str) -> Any:
+        """The mock pin wired to ``[pins] name``."""
+        return self.factory.pin(getattr(self.config.pins, name))
+
+    def outputs(self) -> dict[str, float]:
+        """Output pin states (0 = off)."""
+        return self.daemon.pin_states()
+
+    def power_outputs_off(self) -> bool:
+        """True when the ejector, flywheel and enable pins are all low."""
+        states = self.outputs()
+        names = ("ejector_forward", "ejector_backward", "ejector_enable", "flywheel")
+        return all(not states.get(n, 0) for n in names)
+
+    def hold_button(self, timeout: float = 5.0) -> None:
+        """Hold the big button until the hold fires, then release it."""
+        pin = self.pin("button")
+        events = self.daemon.events
+        after = events[-1]["seq"] if events else 0
+        pin.drive_low()
+        try:
+            self.daemon.wait_for(
+                lambda e: e["seq"] > after and e["kind"] == "state" and e["why"] == "long press",
+                timeout,
+            )
+        finally:
+            pin.drive_high()
+
+
+@pytest.fixture
+def make_box(mock_factory: Any, make_config: Callable[..., Any], tmp_path: Path) -> Iterator[Any]:
+    """``make_box(overrides, journal=, plant_state=) -> Box``, started; stopped after the test."""
+    from firmware.daemon import Daemon
+    from firmware.plant import Plant
+
+    boxes: list[Box] = []
+
+    def make(
+        overrides: dict[str, Any] | None = None,
+        *,
+        journal: Any = None,
+        plant_state: Path | None = None,
+        start: bool = True,
+    ) -> Box:
+        cfg = make_config(overrides)
+        plant = Plant(
+            cfg.plant, mock_factory, cfg.pins, state_path=plant_state, kind=cfg.ejector.kind
+        )
+        daemon = Daemon(cfg, factory=mock_factory, journal=journal, plant=plant)
+        box = Box(daemon, plant, mock_factory, cfg)
+        boxes.append(box)
+        if start:
+            daemon.start()
+        return box
+
+    yield make
+    for box in boxes:
+        box.daemon.stop()
+
+
+def assert_one_fire_per_press(box: Box) -> None:
+    """Every press event has exactly one fire event, and no fire lacks a press."""
+    presses = [e["press_id"] for e in box.presses()]
+    fires = [e["press_id"] for e in box.fires()]
+    assert sorted(fires) == sorted(presses), (presses, fires)
+    assert len(set(fires)) == len(fires)

@@ -1,0 +1,231 @@
+"""`launcher run` as a process: signals, exit codes, the console, the pty port, the pins lock."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from firmware.errors import LauncherError
+from firmware.pins import claim_pins
+from tests.conftest import ROOT
+from tests.firmware.conftest import write_config
+
+
+def _launcher(*args: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "firmware.cli", *args],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def _read_until(proc: subprocess.Popen, predicate, limit: int = 500) -> dict:
+    for _ in range(limit):
+        line = proc.stdout.readline()
+        if not line:
+            break
+        item = json.loads(line)
+        if predicate(item):
+            return item
+    raise AssertionError(f"stream ended first; stderr: {proc.stderr.read()[-2000:]}")
+
+
+def _wait_file(path: Path, predicate, timeout: float = 10.0) -> None:
+    """Wait for the plant's state file to satisfy ``predicate`` (it is rewritten per card)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError):
+            if predicate(json.loads(path.read_text())):
+                return
+        time.sleep(0.005)
+    raise AssertionError(f"{path} never matched")
+
+
+def test_sigterm_mid_burst_turns_every_output_off_and_exits_0(tmp_path):
+    config = write_config(
+        tmp_path / "slow.toml",
+        {"jam.count": 12, "plant.feed_interval_ms": 80, "plant.beam_ms": 5},
+    )
+    state = tmp_path / "plant.json"
+    proc = _launcher(
+        "run", "--mock", "--port", "none", "--console", "--config", str(config),
+        "--plant-state", str(state),
+    )  # fmt: skip
+    try:
+        proc.stdin.write("press\n")
+        proc.stdin.flush()
+        _read_until(proc, lambda e: e.get("kind") == "state" and e.get("to") == "ejecting")
+        _wait_file(state, lambda data: data["ejected_total"] >= 1)  # mid-burst, cards out
+        proc.send_signal(signal.SIGTERM)
+        fire = _read_until(proc, lambda e: e.get("kind") == "fire")
+        exit_line = _read_until(proc, lambda e: e.get("type") == "exit")
+        code = proc.wait(10)
+    finally:
+        proc.kill()
+    stderr = proc.stderr.read()
+    assert code == 0, stderr
+    assert fire["reason"] == "stopping" and 1 <= fire["ejected"] < 12
+    outputs = exit_line["outputs"]
+    assert {"ejector_forward", "ejector_backward", "ejector_enable", "flywheel"} <= set(outputs)
+    assert all(value == 0 for value in outputs.values()), outputs
+    assert "outputs at exit: " in stderr and "ejector_forward=0" in stderr
+    assert "Traceback" not in stderr
+    saved = json.loads(state.read_text())
+    assert saved["ejected_total"] == fire["ejected"]
+    assert saved["hopper"] == 60 - fire["ejected"]
+
+
+def test_sigint_when_idle_exits_0(tmp_path):
+    proc = _launcher("run", "--mock", "--port", "none", "--console",
+                     "--config", str(write_config(tmp_path / "c.toml")))  # fmt: skip
+    try:
+        proc.stdin.write("status\n")
+        proc.stdin.flush()
+        reply = _read_until(proc, lambda e: e.get("type") == "reply")
+        assert reply["ok"] and reply["state"] == "idle"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+
+
+def test_plant_state_survives_a_restart(tmp_path):
+    config = str(write_config(tmp_path / "c.toml", {"jam.count": 2}))
+    state = tmp_path / "plant.json"
+    expected_hopper = 60
+    for _ in range(2):
+        proc = _launcher("run", "--mock", "--console", "--config", config,
+                         "--plant-state", str(state))  # fmt: skip
+        try:
+            hello = _read_until(proc, lambda e: e.get("kind") == "hello")
+            assert hello["hopper"] == expected_hopper  # what the last run left in the hopper
+            proc.stdin.write("press\n")
+            proc.stdin.flush()
+            assert _read_until(proc, lambda e: e.get("kind") == "fire")["ejected"] == 2
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(10) == 0
+        finally:
+            proc.kill()
+        saved = json.loads(state.read_text())
+        assert saved["hopper"] + saved["ejected_total"] == 60
+        expected_hopper = saved["hopper"]
+    assert saved["ejected_total"] >= 4
+
+
+def test_a_bad_config_exits_78_with_one_line(tmp_path):
+    bad = write_config(tmp_path / "bad.toml", {"limits.ejector_max_on_ms": -5})
+    proc = _launcher("run", "--mock", "--config", str(bad))
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 78
+    assert len(err.strip().splitlines()) == 1 and "ejector_max_on_ms" in err
+    assert out == ""
+
+
+def test_plant_state_without_mock_is_a_usage_error(tmp_path):
+    proc = _launcher("run", "--plant-state", str(tmp_path / "p.json"),
+                     "--config", str(write_config(tmp_path / "c.toml")))  # fmt: skip
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 2 and "--plant-state" in err
+
+
+def test_port_pty_prints_the_port_first(tmp_path):
+    pytest.importorskip("firmware.link")
+    proc = _launcher("run", "--mock", "--port", "pty",
+                     "--config", str(write_config(tmp_path / "c.toml")))  # fmt: skip
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("PORT /dev/")
+        assert Path(first.split(" ", 1)[1].strip()).exists()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+
+
+def test_ready_is_sent_to_notify_socket(tmp_path):
+    address = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(address)
+    sock.settimeout(20)
+    proc = _launcher("run", "--mock", "--config", str(write_config(tmp_path / "c.toml")),
+                     env={"NOTIFY_SOCKET": address})  # fmt: skip
+    try:
+        message = sock.recv(4096).decode()
+        assert "READY=1" in message.splitlines()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert "STOPPING=1" in sock.recv(4096).decode()
+    finally:
+        proc.kill()
+        sock.close()
+
+
+def test_the_pins_lock_is_exclusive(tmp_path):
+    path = tmp_path / "pins.lock"
+    with claim_pins(path) as held:
+        assert held.held
+        with pytest.raises(
+            LauncherError, match=rf"pins are held by a running launcher \(pid {os.getpid()}\)"
+        ):
+            claim_pins(path)
+    with claim_pins(path) as again:  # released: free again
+        assert again.held
+
+
+def test_the_loop_pings_the_watchdog_while_healthy(tmp_path):
+    address = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(address)
+    sock.settimeout(20)
+    proc = _launcher("run", "--config", str(write_config(tmp_path / "c.toml")),
+                     env={"NOTIFY_SOCKET": address, "WATCHDOG_USEC": "200000",
+                          "GPIOZERO_PIN_FACTORY": "mock"})  # fmt: skip
+    try:
+        messages = []
+        while sum("WATCHDOG=1" in m for m in messages) < 3:
+            messages.append(sock.recv(4096).decode())
+        assert any("READY=1" in m for m in messages)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+        sock.close()
+
+
+def test_gpiozero_pin_factory_mock_means_mock_pins_and_plant(tmp_path):
+    proc = _launcher("run", "--console", "--config", str(write_config(tmp_path / "c.toml")),
+                     env={"GPIOZERO_PIN_FACTORY": "mock"})  # fmt: skip
+    try:
+        hello = _read_until(proc, lambda e: e.get("kind") == "hello")
+        assert hello["hopper"] == 60  # the plant's hopper: mock pins with the plant
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+
+
+def test_a_burst_of_signals_still_exits_0(tmp_path):
+    # A handler that took a lock (Event.set) could deadlock when a second signal landed inside
+    # the first handler; the handler now only sets a flag.
+    proc = _launcher("run", "--mock", "--console",
+                     "--config", str(write_config(tmp_path / "c.toml")))  # fmt: skip
+    try:
+        _read_until(proc, lambda e: e.get("kind") == "hello")
+        for _ in range(200):
+            proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()

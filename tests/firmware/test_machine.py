@@ -1,0 +1,141 @@
+"""The state machine tables, the model's routing, and the generated diagram."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from transitions import MachineError
+
+from firmware import machine
+from tests.conftest import ROOT
+
+
+class FakeBox:
+    """Records what the model asks of the daemon."""
+
+    def __init__(self) -> None:
+        self.host_locked = False
+        self.calls: list[str] = []
+        self.changes: list[tuple[str, str, str]] = []
+
+    def begin_spinup(self) -> None:
+        self.calls.append("begin_spinup")
+
+    def begin_feed(self) -> None:
+        self.calls.append("begin_feed")
+
+    def begin_cooldown(self) -> None:
+        self.calls.append("begin_cooldown")
+
+    def outputs_off(self) -> None:
+        self.calls.append("outputs_off")
+
+    def state_changed(self, source: str, dest: str, why: str) -> None:
+        self.changes.append((source, dest, why))
+
+
+@pytest.fixture
+def model():
+    box = FakeBox()
+    m = machine.LauncherModel(box)
+    machine.build_machine(m)
+    return m
+
+
+def test_states_are_exactly_the_protocol_names():
+    assert machine.STATES == [
+        "booting", "idle", "locked", "spinup", "ejecting",
+        "cooldown", "jammed", "empty", "fault", "stopping",
+    ]  # fmt: skip
+
+
+def test_every_transition_names_known_states_and_callbacks():
+    names = set(machine.STATES)
+    for t in machine.TRANSITIONS:
+        sources = [t["source"]] if isinstance(t["source"], str) else t["source"]
+        assert set(sources) <= names and t["dest"] in names
+        for key in ("conditions", "before", "after"):
+            if key in t:
+                assert callable(getattr(machine.LauncherModel, t[key]))
+
+
+def test_no_auto_transitions_exist(model):
+    assert not hasattr(model, "to_idle")
+    with pytest.raises(MachineError):
+        model.spun_up()  # not declared from booting
+
+
+def test_a_burst_goes_through_spinup_ejecting_and_cooldown(model):
+    model.booted(why="self-test passed")
+    model.start_burst(why="press 1")
+    model.spun_up()
+    model.burst_done()
+    model.cooled()
+    assert model.state == "idle"
+    assert model.box.calls == [
+        "begin_spinup", "begin_feed", "outputs_off", "begin_cooldown",
+    ]  # fmt: skip
+    assert [c[1] for c in model.box.changes] == ["idle", "spinup", "ejecting", "cooldown", "idle"]
+    assert model.box.changes[0][2] == "self-test passed"
+    assert model.box.changes[2][2] == "spun_up"  # default why: the trigger name
+
+
+def test_the_host_lock_routes_cooldown_clear_and_reset_to_locked(model):
+    model.booted()
+    model.box.host_locked = True
+    model.start_burst()
+    model.spun_up()
+    model.burst_done()
+    model.cooled()
+    assert model.state == "locked"
+    model.trip(why="x")
+    model.reset()
+    assert model.state == "locked"
+    model.box.host_locked = False
+    model.unlock()
+    model.start_burst()
+    model.jam()
+    model.clear()
+    assert model.state == "idle"
+
+
+def test_latched_states_only_leave_by_clear_reset_or_shutdown(model):
+    model.booted()
+    model.start_burst()
+    model.jam()
+    for trigger in ("start_burst", "booted", "cooled", "unlock", "reset"):
+        with pytest.raises(MachineError):
+            model.trigger(trigger)
+    model.trip()
+    with pytest.raises(MachineError):
+        model.clear()
+    model.shutdown()
+    assert model.state == "stopping"
+    assert model.box.calls.count("outputs_off") == 3  # jam, trip, shutdown
+
+
+def test_docs_state_machine_page_is_up_to_date():
+    page = (ROOT / "docs" / "state-machine.md").read_text()
+    assert page == machine.markdown(), (
+        "docs/state-machine.md is stale: run `launcher diagram --markdown > docs/state-machine.md`"
+    )
+
+
+def test_mermaid_has_every_state_and_transition():
+    text = machine.mermaid()
+    assert text.splitlines()[:3] == ["---", "title: launcher", "---"]
+    assert "stateDiagram-v2" in text
+    for state in machine.STATES:
+        assert f'state "{state}" as {state}' in text
+    assert "cooldown --> locked: cooled [host_locked]" in text
+    assert "Class " not in text  # no "current state" styling in the docs
+
+
+def test_launcher_diagram_prints_the_mermaid():
+    out = subprocess.run(
+        [sys.executable, "-m", "firmware.cli", "diagram"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert out == machine.mermaid()

@@ -1,0 +1,195 @@
+"""Hypothesis stateful test: random presses, dispenses, faults, loads and clears on the mock box.
+
+Invariants, checked after every step on the loop thread:
+- every power output that is on has its max-on deadline armed in the loop at on-time + max_on_ms
+  (so the loop will force it off), and nothing is on while the box rests;
+- every press gets at most one fire result while running, and exactly one after ``stop()``;
+- cards counted never exceed the cards that left the hopper, which never exceed what was loaded;
+  no fire reports more cards than it planned.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from firmware import config as config_mod
+from firmware.daemon import Daemon
+from firmware.plant import Plant
+from tests.firmware.conftest import write_config
+
+RESTING = ("idle", "locked", "jammed", "empty", "fault")
+POWER_PINS = ("ejector_forward", "ejector_backward", "ejector_enable", "flywheel")
+
+_CONFIG = None
+
+
+def _config():
+    # One config file for every example: writing and checking it is the slow part of setup.
+    global _CONFIG
+    if _CONFIG is None:
+        path = Path(tempfile.mkdtemp(prefix="launcher-stateful-")) / "launcher.toml"
+        write_config(
+            path,
+            {
+                "jam.mode": "hazard",
+                "jam.seed": 11,
+                "jam.base": 0.4,
+                "jam.step": 0.2,
+                "plant.hopper": 30,
+                "plant.feed_interval_ms": 10,
+                "plant.feed_jitter_ms": 2,
+                "plant.beam_ms": 3,
+                "plant.spinup_ms": 2,
+                "timing.card_timeout_ms": 50,
+                "limits.ejector_max_on_ms": 130,  # long bursts trip it; a stall jams first
+                "limits.unjam_retries": 1,
+                "limits.press_queue": 4,
+                "pins.flywheel": None,
+            },
+        )
+        _CONFIG = config_mod.load(path)
+    return _CONFIG
+
+
+class LauncherBox(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cfg = _config()
+        self.factory = MockFactory(pin_class=MockPWMPin)
+        self.plant = Plant(self.cfg.plant, self.factory, self.cfg.pins, kind="motor")
+        self.daemon = Daemon(self.cfg, factory=self.factory, plant=self.plant).start()
+        self.loaded = self.cfg.plant.hopper
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def command(self, op: str, **args) -> dict:
+        done = threading.Event()
+        box: dict = {}
+        self.daemon.submit(op, args, lambda r: (box.update(r), done.set()))
+        assert done.wait(5), f"no reply to {op}"
+        return box
+
+    def settle(self) -> None:
+        """Wait until the box rests with an empty queue (every press answered)."""
+        d = self.daemon
+
+        def quiet(_event=None) -> bool:
+            return d.call(lambda: d.state in RESTING and not d.queue and d.burst is None)
+
+        if not quiet():
+            d.wait_for(lambda e: quiet(), timeout=10)
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    @rule(n=st.integers(1, 6), wait=st.booleans())
+    def press(self, n: int, wait: bool) -> None:
+        for _ in range(n):
+            self.daemon.press()
+        if wait:
+            self.settle()
+
+    @rule(count=st.integers(1, 12), wait=st.booleans())
+    def dispense(self, count: int, wait: bool) -> None:
+        reply = self.command("dispense", count=count)
+        assert reply["ok"] or reply["error"]["code"] in ("JAMMED", "EMPTY", "FAULT", "BUSY")
+        if wait:
+            self.settle()
+
+    @rule()
+    def settle_down(self) -> None:
+        self.settle()
+
+    @rule(fault=st.sampled_from(["stall", "misfeed", "stick_high", "stick_low", "empty_soon"]))
+    def inject(self, fault: str) -> None:
+        plant = self.plant
+        if fault == "stall":
+            plant.stall()
+        elif fault == "misfeed":
+            plant.misfeed(8)
+        elif fault == "stick_high":
+            plant.stick_sensor(True)
+        elif fault == "stick_low":
+            plant.stick_sensor(False)
+        else:
+            plant.run_empty_after(2)
+
+    @rule()
+    def repair(self) -> None:
+        self.plant.fix()
+        self.plant.unstick()
+
+    @rule(op=st.sampled_from(["clear", "reset"]))
+    def clear(self, op: str) -> None:
+        self.settle()
+        reply = self.command(op)
+        assert reply["ok"] or reply["error"]["code"] in ("FAULT", "EMPTY")
+
+    @rule(count=st.integers(1, 20))
+    def load(self, count: int) -> None:
+        assert self.command("load", count=count)["ok"]
+        self.loaded += count
+
+    @rule(locked=st.booleans())
+    def lock(self, locked: bool) -> None:
+        assert self.command("lock" if locked else "unlock")["ok"]
+
+    # -- invariants ----------------------------------------------------------------------------
+
+    @invariant()
+    def outputs_on_have_their_deadline_armed(self) -> None:
+        d = self.daemon
+
+        def check():
+            on = d.outputs_on()
+            timers = d.loop.timers()
+            limits = {p.name: p.max_on_ms for p in d.devices.power_outputs()}
+            for name, (since, deadline) in on.items():
+                assert deadline == since + limits[name] * 1_000_000
+                assert timers.get(f"max_on:{name}") == deadline, (name, timers)
+            if d.state in RESTING:
+                assert on == {}
+                states = d.pin_states()
+                assert not any(states.get(p) for p in POWER_PINS), states
+            return True
+
+        assert d.call(check)
+
+    @invariant()
+    def at_most_one_fire_per_press(self) -> None:
+        events = self.daemon.events
+        presses = {e["press_id"] for e in events if e["kind"] == "press"}
+        fires = [e["press_id"] for e in events if e["kind"] == "fire"]
+        assert len(fires) == len(set(fires))
+        assert set(fires) <= presses
+
+    @invariant()
+    def cards_never_exceed_the_hopper(self) -> None:
+        fires = [e for e in self.daemon.events if e["kind"] == "fire"]
+        counted = sum(f["ejected"] for f in fires)
+        assert all(0 <= f["ejected"] <= f["planned"] for f in fires)
+        assert counted <= self.plant.ejected_total <= self.loaded
+        assert self.plant.hopper >= 0
+
+    def teardown(self) -> None:
+        try:
+            self.settle()  # let the last presses run through the mechanism
+            self.daemon.stop()
+            events = self.daemon.events
+            presses = sorted(e["press_id"] for e in events if e["kind"] == "press")
+            fires = sorted(e["press_id"] for e in events if e["kind"] == "fire")
+            assert fires == presses  # exactly one fire result per press
+            states = self.daemon.pin_states()
+            assert not any(states.get(p) for p in POWER_PINS), states
+        finally:
+            self.factory.reset()
+
+
+LauncherBox.TestCase.settings = settings(max_examples=30, stateful_step_count=15, deadline=None)
+TestLauncherBox = LauncherBox.TestCase
