@@ -1,0 +1,205 @@
+"""`launcher send PORT OP [ARGS]`: talk to a box from a terminal.
+
+A thin command line over the host client (`engine.client.BoxClient`), for a person at the bench:
+
+    launcher send /dev/ttyACM0 status
+    launcher send /dev/ttyACM0 press          # waits for the fire result and prints it
+    launcher send /dev/ttyACM0 dispense 3
+    launcher send /dev/ttyACM0 watch          # one line per event until Ctrl-C
+
+Exit codes: 0 done, 1 the box is unreachable or refused, 2 bad op or arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
+
+# op -> (argument names, help). Each argument is a whole number.
+OPS: dict[str, tuple[tuple[str, ...], str]] = {
+    "status": ((), "state, hopper, dry streak, queue, aim, fault"),
+    "press": ((), "press the button; prints the fire result"),
+    "dispense": (("count",), "fire exactly COUNT cards; prints the fire result"),
+    "lock": ((), "forbid presses"),
+    "unlock": ((), "allow presses"),
+    "aim": (("seat",), "turn the aiming servo to SEAT (0 first)"),
+    "load": (("count",), "COUNT cards were put in the hopper (with --total: it now holds COUNT)"),
+    "clear": ((), "leave jammed / empty"),
+    "reset": ((), "leave fault"),
+    "selftest": ((), "run the self-test"),
+    "model.get": ((), "show the jam-model parameters"),
+    "watch": ((), "print events as they arrive until Ctrl-C"),
+}
+# Box error codes that mean the person asked for something wrong (exit 2, not 1).
+USAGE_CODES = frozenset({"BAD_ARG", "UNKNOWN_OP", "BAD_PORT"})
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `launcher send` to the `launcher` command line."""
+    listing = "\n".join(
+        f"  {' '.join([op, *(a.upper() for a in names)]):<16} {text}"
+        for op, (names, text) in OPS.items()
+    )
+    parser = subparsers.add_parser(
+        "send",
+        help="send one command to a box (or watch its events)",
+        description="Send one command to a launcher box over its serial port.",
+        epilog="operations:\n" + listing,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("port", metavar="PORT", help="serial device, pty path or pyserial URL")
+    parser.add_argument("op", metavar="OP", help="operation (listed below)")
+    parser.add_argument(
+        "args", metavar="ARG", nargs="*", default=[], help="arguments of the operation"
+    )
+    parser.add_argument("--json", action="store_true", help="print replies and events as JSON")
+    parser.add_argument(
+        "--total", action="store_true", help="load: COUNT is what the hopper now holds"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="seconds to wait for the box to answer (default 5)",
+    )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="press/dispense: seconds to wait for the fire result (default 30)",
+    )
+    parser.add_argument(
+        "--state",
+        metavar="FILE",
+        default=None,
+        help="host state file (last acked event) to resume from; default: none",
+    )
+    parser.set_defaults(func=run)
+
+
+def parse_op(op: str, values: list[str]) -> list[int]:
+    """Check `op` and its arguments; returns the arguments as integers.
+    Raises ValueError with a one-line message naming what is allowed."""
+    if op not in OPS:
+        raise ValueError(f"unknown operation {op!r}; allowed: {', '.join(OPS)}")
+    names = OPS[op][0]
+    if len(values) != len(names):
+        wanted = " ".join(n.upper() for n in names) or "no arguments"
+        raise ValueError(f"{op} takes {wanted}, got {len(values)} argument(s)")
+    numbers = []
+    for name, text in zip(names, values, strict=True):
+        try:
+            number = int(text)
+        except ValueError:
+            raise ValueError(f"{op}: {name.upper()} must be a whole number, got {text!r}") from None
+        if number < 0:
+            raise ValueError(f"{op}: {name.upper()} must be 0 or more, got {number}")
+        numbers.append(number)
+    return numbers
+
+
+def describe_event(event: dict[str, Any]) -> str:
+    """One readable line for an event: seq, box time, kind and what happened."""
+    kind = event.get("kind", "?")
+    head = f"#{event.get('seq', '?'):<6} {event.get('t_ms', 0) / 1000:10.3f}s  {kind:<6} "
+    if kind == "fire":
+        return head + describe_fire(event)
+    if kind == "state":
+        why = f" ({event['why']})" if event.get("why") else ""
+        return head + f"{event.get('from')} -> {event.get('to')}{why}"
+    if kind == "press":
+        return head + f"press {event.get('press_id')} from {event.get('source', '?')}"
+    if kind == "hello":
+        return head + f"{event.get('name', 'box')} started, hopper {event.get('hopper')}"
+    if kind == "jam":
+        return head + f"jam on press {event.get('press_id')} after {event.get('retries')} retries"
+    if kind == "empty":
+        return head + f"hopper empty (press {event.get('press_id')}), {event.get('hopper')} left"
+    if kind == "fault":
+        return head + f"fault on {event.get('output')}: {event.get('why')}"
+    if kind == "refill":
+        return head + f"{event.get('added')} cards added, hopper {event.get('hopper')}"
+    return head + json.dumps(event, separators=(",", ":"))
+
+
+def describe_fire(event: dict[str, Any]) -> str:
+    """`press 7: fired 3 of 3 cards (dry streak 2, hopper 97)`."""
+    extras = [f"dry streak {event['dry_streak']}"] if "dry_streak" in event else []
+    if event.get("hopper") is not None:
+        extras.append(f"hopper {event['hopper']}")
+    tail = f" ({', '.join(extras)})" if extras else ""
+    return (
+        f"press {event.get('press_id')}: {event.get('reason')}"
+        f" {event.get('ejected')} of {event.get('planned')} cards{tail}"
+    )
+
+
+def describe_reply(op: str, reply: dict[str, Any]) -> str:
+    """A short human form of a command's reply."""
+    if op == "model.get":
+        params = reply.get("params", {})
+        return " ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in params.items())
+    if op == "selftest":
+        checks = reply.get("checks") or []
+        lines = [f"selftest {'ok' if reply.get('ok') else 'FAILED'}"]
+        lines += [
+            f"  {'ok  ' if c.get('ok') else 'FAIL'} {c.get('name')}: {c.get('detail', '')}"
+            for c in checks
+        ]
+        return "\n".join(lines)
+    return " ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in reply.items())
+
+
+def _print(args: argparse.Namespace, data: dict[str, Any], human: Callable[[], str]) -> None:
+    print(json.dumps(data, separators=(",", ":")) if args.json else human(), flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of `launcher send`."""
+    # the host client lives in engine/; imported here so `launcher --help` does not need it
+    from engine.client import BoxClient, BoxError
+
+    try:
+        numbers = parse_op(args.op, args.args)
+        if args.total and args.op != "load":
+            raise ValueError("--total only goes with load")
+        if args.timeout <= 0 or args.wait <= 0:
+            raise ValueError("--timeout and --wait must be above 0 seconds")
+    except ValueError as exc:
+        print(f"launcher send: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    op = args.op
+    try:
+        with BoxClient(args.port, state_path=args.state, timeout=args.timeout) as client:
+            if op == "watch":
+                for event in client.events():
+                    _print(args, event, lambda e=event: describe_event(e))
+                return EXIT_OK
+            if op in ("press", "dispense"):
+                press_id = client.press() if op == "press" else client.dispense(numbers[0])
+                fire = client.wait_fire(press_id, timeout=args.wait)
+                _print(args, fire, lambda: describe_fire(fire))
+                return EXIT_OK
+            call_args: dict[str, Any] = {}
+            if op == "aim":
+                call_args["seat"] = numbers[0]
+            elif op == "load":
+                call_args["total" if args.total else "count"] = numbers[0]
+            reply = client.selftest() if op == "selftest" else client.command(op, **call_args)
+            _print(args, reply, lambda: describe_reply(op, reply))
+            if op == "selftest" and not reply["ok"]:
+                return EXIT_RUNTIME  # a failed self-test is a failure for scripts too
+            return EXIT_OK
+    except BoxError as exc:
+        print(f"launcher send: {exc}", file=sys.stderr)
+        return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_RUNTIME
+    except KeyboardInterrupt:
+        # Ctrl-C is how `watch` ends; for anything else the person gave up waiting
+        return EXIT_OK if op == "watch" else 130
