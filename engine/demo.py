@@ -1,0 +1,675 @@
+"""`unoattack demo`: a whole game with bots, every hit a real press of a (mock) box.
+
+The demo starts `launcher run --mock --port pty` as a child process (mock pins plus the plant, the
+simulated mechanism), connects to it with `BoxClient`, and plays a `Game` to the target with a mix
+of `HeuristicBot` and `RandomBot`. Every hit is a press over the serial link and takes as many
+cards off the engine's virtual launcher pile as the box's fire event says it ejected; a forced
+Hit 2 is two presses, Hit-Fire is presses until the box fires. After every round the engine's
+pile is checked against the plant's hopper (cards are conserved).
+
+`--speed` divides the mechanism's timings in a copy of the default config, so a whole game fits
+in well under a minute; safety limits are left as they are. The child is always stopped (SIGTERM,
+then SIGKILL) on the way out: normal end, error, Ctrl-C, SIGTERM, or the demo dying (the child
+gets SIGTERM from the kernel when its parent goes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import ctypes
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from engine.errors import InputError, UnoError
+
+NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jon")
+DEFAULT_SPEED = 5.0
+START_TIMEOUT_S = 30.0
+
+# Timings the demo shortens: (section, key) -> the lowest value the config checker allows or the
+# plant can simulate faithfully (a card must stay in the beam long enough for the daemon's
+# edge callbacks to count it). Limits ([limits]) are never touched.
+SCALED: dict[tuple[str, str], float] = {
+    ("plant", "feed_interval_ms"): 30,
+    ("plant", "feed_jitter_ms"): 0,
+    ("plant", "beam_ms"): 6,
+    ("plant", "spinup_ms"): 0,
+    ("timing", "card_timeout_ms"): 200,
+    ("timing", "cooldown_ms"): 20,  # time for a card behind the burst to reach the beam
+    ("timing", "hold_clear_s"): 0.5,
+    ("timing", "debounce_ms"): 0,
+    ("ejector", "soft_start_ms"): 0,
+    ("ejector", "reverse_pulse_ms"): 10,
+    ("ejector", "pulse_ms"): 1,
+    ("ejector", "recovery_ms"): 0,
+    ("ejector", "flywheel_spinup_ms"): 0,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The config the child runs with
+
+
+def default_config_path() -> Path:
+    """The documented default config: hardware/launcher.toml in a checkout, else the copy
+    packaged with the firmware."""
+    here = Path(__file__).resolve().parent.parent / "hardware" / "launcher.toml"
+    if here.is_file():
+        return here
+    import importlib.resources
+
+    return Path(str(importlib.resources.files("firmware").joinpath("launcher.toml")))
+
+
+_ASSIGN = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)([^#\n]*?)(\s*(#.*)?)$")
+
+
+def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
+    """`text` (a launcher.toml) with its timings divided by `speed`, one aiming angle per seat,
+    and the jam model and plant seeded from `seed`. Comments and every other key are kept."""
+    if speed <= 0:
+        raise InputError(f"--speed {speed:g}: must be above 0")
+    section = ""
+    out = []
+    step = 160 / max(1, players - 1)
+    angles = ", ".join(f"{-80 + round(i * step)}" for i in range(players))
+    values: dict[str, float] = {}
+    lines = text.splitlines()
+    for line in lines:
+        m = _ASSIGN.match(line)
+        if line.strip().startswith("["):
+            section = line.strip().strip("[]").strip()
+        elif m and section == "plant" and m.group(2) in ("feed_interval_ms", "feed_jitter_ms"):
+            values[m.group(2)] = float(m.group(4))
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip()
+            out.append(line)
+            continue
+        m = _ASSIGN.match(line)
+        if not m:
+            out.append(line)
+            continue
+        indent, key, eq, value, rest = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
+        new: str | None = None
+        floor = SCALED.get((section, key))
+        if floor is not None:
+            number = float(value) / speed
+            if key == "feed_jitter_ms":
+                # keep the jitter a small share of the (possibly floored) interval
+                interval = max(
+                    SCALED[("plant", "feed_interval_ms")], values["feed_interval_ms"] / speed
+                )
+                number = min(number, interval / 4)
+            number = max(floor, number)
+            new = f"{number:.2f}" if key.endswith("_s") else str(round(number))
+        elif section == "box" and key == "seats":
+            new = str(max(2, players))
+        elif section == "servo" and key == "seat_angles":
+            new = f"[{angles}]"
+        elif section in ("jam", "plant") and key == "seed":
+            new = str(seed % 1_000_000_007 + (1 if section == "jam" else 2))
+        out.append(f"{indent}{key}{eq}{new if new is not None else value}{rest}")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# The child process
+
+
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGTERM when the demo dies, even by SIGKILL."""
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class MockBox:
+    """`launcher run --mock --port pty` as a child process, in a temporary directory.
+
+    `start()` returns the pty path; `stop()` terminates the child (SIGTERM, wait, SIGKILL) and is
+    idempotent. The plant keeps its hopper in `plant_state` (JSON), the daemon its journal in
+    `journal`; the child's log goes to `log_path`.
+    """
+
+    def __init__(self, config_text: str, *, workdir: Path | None = None) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="unoattack-demo-")
+            workdir = Path(self._tmp.name)
+        self.workdir = Path(workdir)
+        self.config_path = self.workdir / "launcher.toml"
+        self.config_path.write_text(config_text, encoding="utf-8")
+        self.journal = self.workdir / "journal.db"
+        self.plant_state = self.workdir / "plant.json"
+        self.log_path = self.workdir / "launcher.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port: str | None = None
+        self._log: Any = None
+
+    def command(self) -> list[str]:
+        """The child's command line."""
+        return [
+            sys.executable,
+            "-m",
+            "firmware.cli",
+            "run",
+            "--mock",
+            "--port",
+            "pty",
+            "--journal",
+            str(self.journal),
+            "--plant-state",
+            str(self.plant_state),
+            "--config",
+            str(self.config_path),
+        ]
+
+    def start(self, timeout: float = START_TIMEOUT_S) -> str:
+        """Start the child and wait for its `PORT /dev/pts/N` line; returns the port."""
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.pop("GPIOZERO_PIN_FACTORY", None)
+        self.proc = subprocess.Popen(
+            self.command(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=env,
+            start_new_session=True,  # Ctrl-C reaches the demo, which stops the child itself
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+        atexit.register(self.stop)
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        buf = b""
+        while b"\n" not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.stop()
+                raise UnoError(
+                    f"the mock box did not start within {timeout:g} s: {self.log_tail()}"
+                )
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    code = self.proc.wait()
+                    self.stop()
+                    raise UnoError(f"the mock box exited with code {code}: {self.log_tail()}")
+                buf += chunk
+        first = buf.split(b"\n", 1)[0].decode(errors="replace").strip()
+        if not first.startswith("PORT "):
+            self.stop()
+            raise UnoError(f"the mock box said {first!r} instead of `PORT <path>`")
+        self.port = first.split(None, 1)[1]
+        return self.port
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id (None before start)."""
+        return None if self.proc is None else self.proc.pid
+
+    def plant(self) -> dict[str, Any]:
+        """The plant's state file: `hopper` and `ejected_total`."""
+        return json.loads(self.plant_state.read_text(encoding="utf-8"))
+
+    def log_tail(self, lines: int = 3) -> str:
+        """The last lines of the child's log, on one line (for error messages)."""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "(no log)"
+        tail = [ln for ln in text.splitlines() if ln.strip()][-lines:]
+        return " | ".join(tail) or "(empty log)"
+
+    def stop(self, timeout: float = 5.0) -> int | None:
+        """Stop the child: SIGTERM, wait up to `timeout`, then SIGKILL. Idempotent."""
+        proc, code = self.proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.terminate()
+                try:
+                    proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.kill()
+                    proc.wait()
+            code = proc.returncode
+            if proc.stdout is not None:
+                proc.stdout.close()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        return code
+
+    def cleanup(self) -> None:
+        """Stop the child and remove the temporary directory."""
+        self.stop()
+        atexit.unregister(self.stop)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> MockBox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, like Ctrl-C, so every
+    `finally` runs and the child is stopped."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+_ANSI = {"R": "31", "Y": "33", "G": "32", "B": "34", None: "35"}
+
+
+class Screen:
+    """Readable live output; colours on a terminal (unless NO_COLOR)."""
+
+    def __init__(self, out: TextIO, names: list[str]) -> None:
+        self.out = out
+        self.names = names
+        self.color = out.isatty() and "NO_COLOR" not in os.environ
+
+    def line(self, text: str = "") -> None:
+        """Print one line now."""
+        print(text, file=self.out, flush=True)
+
+    def card(self, card: Any) -> str:
+        """A card in notation, coloured on a terminal."""
+        text = str(card)
+        if not self.color:
+            return text
+        return f"\x1b[{_ANSI.get(card.color, '0')}m{text}\x1b[0m"
+
+    def bold(self, text: str) -> str:
+        """Bold on a terminal."""
+        return f"\x1b[1m{text}\x1b[0m" if self.color else text
+
+
+# ---------------------------------------------------------------------------------------------
+# The game
+
+
+class Demo:
+    """One demo game: bots, a `Game`, a `BoxLauncher` over the mock box, and the tallies."""
+
+    def __init__(
+        self,
+        box: MockBox,
+        client: Any,
+        *,
+        players: int,
+        seed: int,
+        deck: str,
+        target: int,
+        screen: Screen,
+    ) -> None:
+        from engine.bots import HeuristicBot, RandomBot
+        from engine.box import BoxLauncher
+        from engine.cards import load_deck
+        from engine.game import Game
+        from engine.rules import PRESET_NAMES, rules_for
+
+        self.box = box
+        self.client = client
+        self.screen = screen
+        self.names = list(NAMES[:players])
+        self.bots: list[Any] = [
+            (HeuristicBot if s % 2 == 0 else RandomBot)(seed * 100 + s) for s in range(players)
+        ]
+        self.kinds = ["heuristic" if s % 2 == 0 else "random" for s in range(players)]
+        self.launcher = BoxLauncher(client, on_fire=self._on_fire, on_event=self._on_event)
+        preset = deck if deck in PRESET_NAMES else "attack"
+        self.game = Game(
+            load_deck(deck),
+            rules_for(preset, players),
+            self.launcher,
+            players,
+            target=target,
+            seed=seed,
+            log=False,
+        )
+        self.states: list[str] = []
+        self.checks: list[dict[str, Any]] = []
+        self.turns = 0
+        self.context = ""  # how the next press line starts ("  Bob (5) hits:")
+
+    # -- box callbacks ----------------------------------------------------------------------
+    def _on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("kind")
+        if kind == "state":
+            if not self.states:
+                self.states.append(str(event.get("from")))
+            self.states.append(str(event.get("to")))
+        elif kind == "refill":
+            self.screen.line(f"    box hopper loaded: {event.get('hopper')} cards")
+        elif kind == "jam":
+            self.screen.line(f"    box JAMMED (press {event.get('press_id')}): clearing it")
+        elif kind == "empty":
+            self.screen.line("    box hopper empty")
+        elif kind == "fault":
+            self.screen.line(f"    box FAULT: {event.get('output')}: {event.get('why')}")
+
+    def _on_fire(self, seat: int, event: dict[str, Any]) -> None:
+        ejected = int(event.get("ejected") or 0)
+        who = self.names[seat] if seat >= 0 else "dispense"
+        got = f"{ejected} card{'s' if ejected != 1 else ''}" if ejected else "dry"
+        reason = event.get("reason")
+        note = "" if reason in ("fired", "dry") else f" [{reason}]"
+        if event.get("strays"):
+            note += f" +{event['strays']} slipped out after the burst"
+        states = ""
+        if self.states:
+            states = "  box " + ">".join(self.states)
+            self.states = []
+        context, self.context = self.context, f"    {who}:"
+        self.screen.line(
+            f"{context} press {event.get('press_id')} -> {got}{note} "
+            f"(dry streak {event.get('dry_streak')}){states}"
+        )
+
+    # -- play -------------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        """Play the whole game; returns the summary."""
+        from engine.errors import RuleError
+
+        scr = self.screen
+        game = self.game
+        started = time.monotonic()
+        scr.line(
+            scr.bold(f"UNO Attack demo: {len(self.names)} players to {game.target} points, ")
+            + f"{game.deck.name} deck, box on {self.client.port}"
+        )
+        scr.line(
+            "  " + ", ".join(f"{n} ({k})" for n, k in zip(self.names, self.kinds, strict=True))
+        )
+        while not game.over:
+            rnd = game.start_round()
+            self.launcher.drain()
+            scr.line()
+            scr.line(
+                scr.bold(f"Round {game.rounds_played + 1}")
+                + f": {self.names[rnd.dealer]} deals, {scr.card(rnd.top)} turned up, "
+                f"{len(rnd.pile)} cards in the launcher"
+            )
+            self._show_pending(rnd)
+            while not rnd.over:
+                for seat in rnd.seats:
+                    act = self.bots[seat].react(rnd, seat)
+                    if act is not None and act.kind in ("uno", "catch"):
+                        with contextlib.suppress(RuleError):
+                            self._apply(rnd, act)
+                if rnd.over:
+                    break
+                actor = rnd.actor
+                assert actor is not None
+                self._apply(rnd, self.bots[actor].choose(rnd, actor))
+            self.launcher.drain()
+            result = game.finish_round()
+            self._check_conservation(game.rounds_played, len(rnd.pile))
+            self._show_scores(result)
+        elapsed = time.monotonic() - started
+        return self._summary(elapsed)
+
+    def _apply(self, rnd: Any, act: Any) -> None:
+        scr = self.screen
+        who = self.names[act.seat]
+        before = [d.to_dict() for d in rnd.pending]
+        size = len(rnd.hands[act.seat])
+        if act.kind == "play":
+            cards = " ".join(scr.card(c) for c in act.cards)
+            text = f"  {who} ({size}) plays {cards}"
+            if act.cards[0].is_wild and act.color:
+                text += f" naming {act.color}"
+            if act.target is not None:
+                text += f" at {self.names[act.target]}"
+        elif act.kind == "hit":
+            # The press line (printed when the box answers) carries this context.
+            if before and before[0]["seat"] == act.seat:
+                due = before[0]
+                owed = "until cards fire" if due.get("until_fire") else f"{due.get('hits')} to go"
+                self.context = f"    {who} must hit ({owed}):"
+            else:
+                self.context = f"  {who} ({size}) hits:"
+        rnd.apply(act)
+        self.turns += 1
+        if act.kind == "play":
+            shed = size - len(rnd.hands[act.seat]) - len(act.cards)
+            if act.cards[0].face == "DA" and shed > 0:
+                text += f" and discards {shed} more"
+            scr.line(text)
+        after = [d.to_dict() for d in rnd.pending]
+        penalised = bool(after) and after[0]["seat"] == act.seat and after != before
+        if act.kind == "uno":
+            scr.line(f"    {who}: UNO!" + (" (a false call)" if penalised else ""))
+        elif act.kind == "catch":
+            target = self.names[act.target]
+            if penalised:
+                scr.line(f"    {who} accuses {target} wrongly")
+            else:
+                scr.line(f"    {who} catches {target} without UNO")
+        elif act.kind not in ("play", "hit"):
+            scr.line(f"  {who} {act.kind}")
+        if after and after != before and act.kind != "hit":
+            self._show_pending(rnd)
+        if rnd.winner is not None and rnd.winner == act.seat and act.kind == "play":
+            scr.line(scr.bold(f"  {who} is out!"))
+
+    def _show_pending(self, rnd: Any) -> None:
+        for due in rnd.pending:
+            d = due.to_dict()
+            what = "until cards fire" if d.get("until_fire") else f"{d.get('hits')} times"
+            self.screen.line(f"    -> {self.names[d['seat']]} must hit {what}")
+
+    def _check_conservation(self, round_no: int, pile: int) -> None:
+        """The engine's virtual pile must equal the plant's hopper (cards are conserved)."""
+        hopper = self._plant_hopper(pile)
+        ok = hopper == pile
+        self.checks.append({"round": round_no, "pile": pile, "hopper": hopper, "ok": ok})
+        if not ok:
+            raise UnoError(
+                f"cards not conserved after round {round_no}: the engine's launcher pile holds "
+                f"{pile}, the box's hopper {hopper}"
+            )
+        self.screen.line(f"  conservation: launcher pile {pile} = box hopper {hopper}")
+
+    def _plant_hopper(self, expect: int) -> int | None:
+        # The plant writes its file after every card, before the daemon reports the burst, so
+        # this normally matches at once; allow the file system a moment all the same.
+        deadline = time.monotonic() + 2.0
+        hopper = None
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                hopper = int(self.box.plant()["hopper"])
+            if hopper == expect or time.monotonic() > deadline:
+                return hopper
+            time.sleep(0.02)
+
+    def _show_scores(self, result: dict[str, Any]) -> None:
+        scr = self.screen
+        game = self.game
+        won = result["winner"]
+        scr.line(
+            scr.bold(f"Round {result['round']} to {self.names[won]}")
+            + f": +{result['gained'][won]} points"
+        )
+        order = sorted(range(len(self.names)), key=lambda s: (-game.scores[s], s))
+        width = max(len(n) for n in self.names)
+        for s in order:
+            bar = "#" * min(50, game.scores[s] * 50 // max(1, game.target))
+            scr.line(f"    {self.names[s]:<{width}} {game.scores[s]:>4}  {bar}")
+
+    def _summary(self, elapsed: float) -> dict[str, Any]:
+        game = self.game
+        fires = self.launcher.fires
+        fire_ids = [f.get("press_id") for f in fires]
+        return {
+            "winner": game.winner,
+            "winner_name": self.names[game.winner] if game.winner is not None else None,
+            "scores": list(game.scores),
+            "target": game.target,
+            "rounds": game.rounds_played,
+            "turns": self.turns,
+            "presses": self.launcher.presses_sent,
+            "fire_results": len(fires),
+            "unique_fire_press_ids": len(set(fire_ids)),
+            "hits": self.launcher.hits,
+            "cards_fired": self.launcher.cards_fired,
+            "dry_presses": self.launcher.dry_hits,
+            "jams": self.launcher.jams,
+            "strays": self.launcher.strays,
+            "reloads": self.launcher.reloads,
+            "conservation": self.checks,
+            "conserved": all(c["ok"] for c in self.checks),
+            "box_pid": self.box.pid,
+            "elapsed_s": round(elapsed, 2),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def register(subparsers: Any) -> None:
+    """Add the `demo` subcommand."""
+    p = subparsers.add_parser(
+        "demo",
+        help="a whole game with bots through a mock box",
+        description=(
+            "Start the launcher daemon on mock pins as a child process and play a whole game "
+            "with bots, every hit a real press over the serial link."
+        ),
+    )
+    p.add_argument("--players", type=int, default=4, help="2 to 10 (default 4)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the game and the box (default 1)")
+    p.add_argument(
+        "--deck", default="attack", metavar="PRESET", help="attack (default), attack-1998"
+    )
+    p.add_argument(
+        "--speed",
+        type=float,
+        default=DEFAULT_SPEED,
+        help=f"divide the box's timings by this (default {DEFAULT_SPEED:g}; 1 = real time)",
+    )
+    p.add_argument("--target", type=int, default=500, help="points that win the game (500)")
+    p.add_argument("--json", action="store_true", help="end with a one-line JSON summary")
+    p.set_defaults(func=run_demo)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """`unoattack demo`."""
+    if not 2 <= args.players <= 10:
+        raise InputError(f"--players {args.players}: from 2 to 10")
+    if args.deck == "classic":
+        raise InputError("--deck classic: the demo plays UNO Attack (attack or attack-1998)")
+    if args.target < 1:
+        raise InputError(f"--target {args.target}: a number of points above 0")
+    if not 0 < args.speed <= 1000:
+        raise InputError(f"--speed {args.speed:g}: above 0 and at most 1000")
+    from engine.cards import load_deck
+
+    load_deck(args.deck)  # a bad deck is a usage error before anything starts
+    text = demo_config(
+        default_config_path().read_text(encoding="utf-8"),
+        speed=args.speed,
+        players=args.players,
+        seed=args.seed,
+    )
+    return play(text, args, sys.stdout)
+
+
+def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
+    """Start the mock box, play the game, stop the box whatever happens."""
+    from engine.client import BoxClient
+
+    screen = Screen(out, list(NAMES[: args.players]))
+    box = MockBox(config_text)
+    client: BoxClient | None = None
+    summary: dict[str, Any] = {}
+    try:
+        with signals_as_interrupt():
+            port = box.start()
+            client = BoxClient(port, timeout=10.0)
+            client.connect()
+            demo = Demo(
+                box,
+                client,
+                players=args.players,
+                seed=args.seed,
+                deck=args.deck,
+                target=args.target,
+                screen=screen,
+            )
+            summary = demo.run()
+    except KeyboardInterrupt:
+        screen.line()
+        screen.line("interrupted: stopping the box")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`unoattack demo | head`): stop quietly.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        return 1
+    except UnoError as exc:
+        print(f"unoattack demo: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if client is not None:
+            client.close()
+        box.cleanup()
+    code = box.proc.returncode if box.proc is not None else None
+    summary["box_exit"] = code
+    _show_summary(screen, summary)
+    if args.json:
+        screen.line(json.dumps(summary, separators=(",", ":")))
+    return 0 if summary["conserved"] else 1
+
+
+def _show_summary(screen: Screen, s: dict[str, Any]) -> None:
+    screen.line()
+    screen.line(screen.bold(f"{s['winner_name']} wins with {s['scores'][s['winner']]} points!"))
+    rounds = f"{s['rounds']} round{'s' if s['rounds'] != 1 else ''}"
+    strays = f" ({s['strays']} slipped out behind a burst)" if s["strays"] else ""
+    screen.line(
+        f"  {rounds}, {s['presses']} presses ({s['dry_presses']} dry), "
+        f"{s['cards_fired']} cards fired{strays}, {s['jams']} jams, {s['elapsed_s']:.1f} s; "
+        f"cards conserved: {'yes' if s['conserved'] else 'NO'}; box stopped (exit {s['box_exit']})"
+    )

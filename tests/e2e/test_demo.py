@@ -1,0 +1,207 @@
+"""`unoattack demo` end to end: a whole seeded game through the daemon on a real pty."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from engine.demo import MockBox, demo_config
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+PRESS = re.compile(r"press (\d+) -> (dry|(\d+) cards?)( \+(\d+) slipped out)?")
+CONSERVATION = re.compile(r"conservation: launcher pile (\d+) = box hopper (\d+)")
+
+
+class PtyRun:
+    """A command with stdin/stdout/stderr on a fresh pty, like a person at a terminal."""
+
+    def __init__(self, args: list[str]) -> None:
+        master, slave = pty.openpty()
+        self.master = master
+        self.proc = subprocess.Popen(
+            args, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, close_fds=True
+        )
+        os.close(slave)
+        self.buf = b""
+
+    def read_until(self, pattern: str, timeout: float) -> str:
+        """Read output until `pattern` (a regex) appears or the program ends."""
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern)
+        while not rx.search(self.text()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {pattern!r} within {timeout} s:\n{self.text()[-2000:]}")
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:  # EIO: the program closed the pty
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"ended without {pattern!r}:\n{self.text()[-2000:]}")
+                self.buf += chunk
+        return self.text()
+
+    def finish(self, timeout: float) -> tuple[int, str]:
+        """Read to the end; the exit code and the whole output (colours removed)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.proc.kill()
+                raise AssertionError(f"still running after {timeout} s:\n{self.text()[-2000:]}")
+            ready, _, _ = select.select([self.master], [], [], min(left, 0.5))
+            if ready:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    break
+                self.buf += chunk
+            elif self.proc.poll() is not None:
+                break
+        os.close(self.master)
+        return self.proc.wait(timeout=10), self.text()
+
+    def text(self) -> str:
+        return ANSI.sub("", self.buf.decode(errors="replace")).replace("\r\n", "\n")
+
+
+def demo_args(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "engine.cli", "demo", *extra]
+
+
+def gone(pid: int) -> bool:
+    """True when no process with `pid` exists any more (a zombie counts as still there)."""
+    try:
+        psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return True
+    return False
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> bool:
+    try:
+        psutil.Process(pid).wait(timeout)
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.TimeoutExpired:
+        return False
+    return gone(pid)
+
+
+@pytest.mark.timeout(90)
+def test_a_whole_seeded_game_through_the_box():
+    run = PtyRun(demo_args("--players", "2", "--seed", "7", "--speed", "50", "--json"))
+    code, out = run.finish(timeout=80)
+    assert code == 0, out[-3000:]
+    summary = json.loads(out.strip().splitlines()[-1])
+
+    # The game ends with a winner at or above the target (500 by default).
+    assert summary["target"] == 500
+    winner = summary["winner"]
+    assert summary["scores"][winner] >= 500
+    assert f"{summary['winner_name']} wins with {summary['scores'][winner]} points" in out
+
+    # Cards are conserved: after every round the engine's pile equals the plant's hopper.
+    checks = CONSERVATION.findall(out)
+    assert len(checks) == summary["rounds"] >= 1
+    assert all(pile == hopper for pile, hopper in checks)
+    assert summary["conserved"] and all(c["ok"] for c in summary["conservation"])
+
+    # Every press has exactly one fire result, and the output shows each press once.
+    presses = [int(m.group(1)) for m in PRESS.finditer(out)]
+    assert len(presses) == summary["presses"] == summary["fire_results"]
+    assert len(set(presses)) == len(presses) == summary["unique_fire_press_ids"]
+    assert presses == sorted(presses)
+    fired = sum(int(m.group(3) or 0) + int(m.group(5) or 0) for m in PRESS.finditer(out))
+    assert fired == summary["cards_fired"] > 0
+    dry = sum(1 for m in PRESS.finditer(out) if m.group(2) == "dry")
+    assert dry == summary["dry_presses"]
+
+    # No process is left behind: the box child was stopped and reaped.
+    assert summary["box_exit"] == 0
+    assert gone(summary["box_pid"])
+
+
+def _box_child(demo_pid: int, timeout: float = 20.0) -> psutil.Process:
+    parent = psutil.Process(demo_pid)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for child in parent.children():
+            if "firmware.cli" in " ".join(child.cmdline()):
+                return child
+        time.sleep(0.05)
+    raise AssertionError("the demo started no box child")
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_stops_the_box_child():
+    run = PtyRun(demo_args("--players", "3", "--seed", "2", "--speed", "1"))
+    run.read_until(r"Round 1", timeout=30)
+    child = _box_child(run.proc.pid)
+    run.read_until(r"press \d+ ->", timeout=30)
+    os.kill(run.proc.pid, signal.SIGINT)
+    code, out = run.finish(timeout=30)
+    assert code == 130, out[-2000:]
+    assert "interrupted: stopping the box" in out
+    assert "Traceback" not in out
+    assert wait_gone(child.pid)
+
+
+@pytest.mark.timeout(60)
+def test_the_box_child_dies_with_a_killed_demo():
+    run = PtyRun(demo_args("--players", "3", "--seed", "2", "--speed", "1"))
+    run.read_until(r"Round 1", timeout=30)
+    child = _box_child(run.proc.pid)
+    os.kill(run.proc.pid, signal.SIGKILL)
+    run.finish(timeout=30)
+    assert wait_gone(child.pid)
+
+
+def test_speed_shortens_timings_but_leaves_limits(default_config_path):
+    text = default_config_path.read_text()
+    fast = demo_config(text, speed=10, players=3, seed=5)
+    import tomllib
+
+    slow_cfg, fast_cfg = tomllib.loads(text), tomllib.loads(fast)
+    assert fast_cfg["limits"] == slow_cfg["limits"]
+    assert fast_cfg["timing"]["cooldown_ms"] == slow_cfg["timing"]["cooldown_ms"] // 10
+    assert fast_cfg["plant"]["feed_interval_ms"] >= 12
+    assert fast_cfg["box"]["seats"] == 3 and len(fast_cfg["servo"]["seat_angles"]) == 3
+    assert fast_cfg["jam"]["seed"] != 0
+    # The daemon accepts it: `launcher config check` exits 0.
+    box = MockBox(fast)
+    try:
+        check = subprocess.run(
+            [sys.executable, "-m", "firmware.cli", "config", "check", str(box.config_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        box.cleanup()
+    assert check.returncode == 0, check.stderr
+
+
+def test_bad_arguments_are_one_line_usage_errors():
+    for extra, word in ((["--players", "1"], "--players"), (["--deck", "classic"], "classic")):
+        res = subprocess.run(
+            demo_args(*extra), capture_output=True, text=True, cwd=ROOT, timeout=60
+        )
+        assert res.returncode == 2
+        assert word in res.stderr and len(res.stderr.strip().splitlines()) == 1

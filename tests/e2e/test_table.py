@@ -1,0 +1,312 @@
+"""The table referee against the mock box: typed lines in, presses counted, button locked."""
+
+from __future__ import annotations
+
+import io
+import json
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.client import BoxClient
+from engine.demo import MockBox, default_config_path, demo_config
+from engine.table import Referee, TableSession
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def box_config(pattern: list[int]) -> str:
+    """A fast mock box whose presses fire `pattern` (repeated), so outcomes are known."""
+    text = demo_config(default_config_path().read_text(), speed=20, players=3, seed=1)
+    text = re.sub(r'(?m)^mode = "hazard"', 'mode = "pattern"', text)
+    return re.sub(r"(?m)^pattern = \[.*?\]", f"pattern = {pattern}", text)
+
+
+@pytest.fixture
+def box_factory() -> Iterator[Callable[[list[int]], MockBox]]:
+    boxes: list[MockBox] = []
+
+    def make(pattern: list[int]) -> MockBox:
+        box = MockBox(box_config(pattern))
+        boxes.append(box)
+        box.start()
+        return box
+
+    yield make
+    for box in boxes:
+        box.cleanup()
+
+
+@pytest.fixture
+def client_factory() -> Iterator[Callable[[MockBox], BoxClient]]:
+    clients: list[BoxClient] = []
+
+    def make(box: MockBox) -> BoxClient:
+        client = BoxClient(box.port, timeout=10.0)
+        client.connect()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+class Table:
+    """A session on a mock box, driven line by line; box events are pumped in on demand."""
+
+    def __init__(self, client: BoxClient, players: str, state: Path, deck: str = "attack"):
+        self.client = client
+        self.out = io.StringIO()
+        ref = Referee(players.split(","), deck=deck)
+        last = {"stream": client.box["stream"], "seq": client.box["seq"]}
+        self.session = TableSession(
+            ref, box=client, state_path=state, out=self.out, last_event=last
+        )
+        self.session._sync_box()
+
+    @property
+    def ref(self) -> Referee:
+        return self.session.ref
+
+    def type(self, *lines: str) -> None:
+        for line in lines:
+            self.session.handle_line(line)
+
+    def pump_until(self, cond: Callable[[], bool], timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not cond():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"condition not met; output:\n{self.out.getvalue()[-2000:]}")
+            for event in self.client.events(timeout=0.1):
+                self.session.handle_event(event)
+                if cond():
+                    return
+
+    def press(self, seat: int) -> None:
+        """Type `press` and wait until the referee has counted it."""
+        before = self.ref.presses[seat]
+        self.type("press")
+        self.pump_until(lambda: self.ref.presses[seat] == before + 1)
+
+    def box_state(self) -> dict:
+        return self.client.status()
+
+
+@pytest.mark.timeout(60)
+def test_an_obligation_unlocks_and_aims_for_that_seat_and_locks_after(
+    box_factory, client_factory, tmp_path
+):
+    box = box_factory([0, 2])
+    t = Table(client_factory(box), "Ann,Bob,Cat", tmp_path / "t.json")
+    t.type("R5")  # Ann deals, R5 turned up: Bob to play, nobody may press
+    assert t.box_state()["locked"] is True
+    # A press on a locked box fires nothing and counts for nobody.
+    t.client.press()
+    t.pump_until(lambda: "press 1 refused (locked)" in t.out.getvalue())
+    assert t.ref.presses == [0, 0, 0]
+
+    t.type("RH2")  # Bob: Cat hits twice
+    status = t.box_state()
+    assert status["locked"] is False and status["aim"] == 2
+    t.press(2)  # dry
+    assert t.box_state()["locked"] is False
+    t.press(2)  # 2 cards
+    assert t.ref.hand[2] == 9 and t.ref.fired[2] == 2
+    t.pump_until(lambda: t.box_state()["locked"] is True)
+    assert t.ref.turn == 0 and t.ref.hitter() is None
+
+    t.type("hit")  # Ann chooses to hit: unlocked for Ann, aimed at seat 0
+    status = t.box_state()
+    assert status["locked"] is False and status["aim"] == 0
+    t.press(0)
+    t.pump_until(lambda: t.box_state()["locked"] is True)
+    assert t.ref.turn == 1
+    saved = json.loads((tmp_path / "t.json").read_text())
+    assert saved["referee"]["presses"] == [1, 0, 2]
+
+
+@pytest.mark.timeout(60)
+def test_hit_fire_keeps_the_button_live_until_cards_fire(box_factory, client_factory, tmp_path):
+    box = box_factory([0, 0, 0, 3])
+    t = Table(client_factory(box), "Ann,Bob,Cat", tmp_path / "t.json", deck="attack-1998")
+    t.type("G4", "WHF", "Y")  # the colour is asked for when missing
+    assert t.ref.hitter() == 2
+    for _ in range(3):
+        t.press(2)
+        assert t.ref.hitter() == 2
+        assert t.box_state()["locked"] is False
+    t.press(2)
+    assert t.ref.hitter() is None and t.ref.hand[2] == 10
+    t.pump_until(lambda: t.box_state()["locked"] is True)
+    assert "Cat takes 3 cards" in t.out.getvalue()
+
+
+@pytest.mark.timeout(60)
+def test_a_round_is_scored_from_the_entered_hands(box_factory, client_factory, tmp_path):
+    box = box_factory([1])
+    t = Table(client_factory(box), "Ann,Bob", tmp_path / "t.json")
+    t.type("B3")  # two players: Bob starts
+    t.type("BDA", "5", "uno")  # asked how many went down: Bob now holds 1 and called UNO
+    assert t.ref.hand[1] == 1 and t.ref.uno == {"seat": 1, "called": True}
+    t.type("hit")
+    t.press(0)  # Ann takes 1: 8 cards
+    t.type("B7")
+    assert t.ref.phase == "score"
+    t.type("R1 R2")  # 2 cards: Ann holds 8
+    assert "should hold 8 cards" in t.out.getvalue()
+    t.type("R1 R2 Y9 G5 WAA BH2 GS YDA")
+    assert t.ref.scores == [0, 1 + 2 + 9 + 5 + 50 + 20 + 20 + 30]
+    assert t.ref.phase == "deal" and t.ref.round_no == 2 and t.ref.dealer == 1
+    assert t.box_state()["locked"] is True
+    assert "Bob +137" in t.out.getvalue()
+
+
+def _reader(stream, q: queue.Queue) -> None:
+    for line in iter(stream.readline, ""):
+        q.put(line)
+    q.put(None)
+
+
+class TableProcess:
+    """`unoattack table` as a process, stdin/stdout through pipes."""
+
+    def __init__(self, port: str, state: Path) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "engine.cli",
+                "table",
+                "--port",
+                port,
+                "--players",
+                "Ann,Bob,Cat",
+                "--state",
+                str(state),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=ROOT,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=_reader, args=(self.proc.stdout, self.lines), daemon=True).start()
+
+    def expect(self, pattern: str, timeout: float = 20.0) -> str:
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {pattern!r}; got:\n{''.join(self.seen[-30:])}")
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError(f"ended before {pattern!r}:\n{''.join(self.seen[-30:])}")
+            self.seen.append(line)
+            if rx.search(line):
+                return line
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+@pytest.mark.timeout(90)
+def test_a_host_restart_resumes_the_game(box_factory, tmp_path):
+    box = box_factory([0, 4])
+    state = tmp_path / "table.json"
+    first = TableProcess(box.port, state)
+    try:
+        first.expect(r"Ann deals: card turned up>")
+        first.send("Y5")
+        first.expect(r"Bob \(7\) on Y5 yellow>")
+        first.send("YH2")
+        first.expect(r"Cat: 2 more hits, press the button>")
+        first.send("press")
+        first.expect(r"Cat: dry")
+        first.expect(r"Cat: 1 more hit, press the button>")
+    finally:
+        first.kill()  # the host dies mid-obligation, without a word
+
+    # While the host is down, Cat presses the button (the box is still unlocked for Cat).
+    with BoxClient(box.port, timeout=10.0) as other:
+        press_id = other.press()
+        assert other.wait_fire(press_id, 10.0)["ejected"] == 4
+
+    second = TableProcess(box.port, state)
+    try:
+        second.expect(r"resuming the game saved in")
+        # The box replays what the host missed: the press counts, once.
+        second.expect(r"Cat takes 4 cards \(holds 11\)")
+        second.expect(r"Ann \(7\) on YH2 yellow>")
+        second.send("status")
+        second.expect(r"Cat: 11 cards, fired 4 in 2 presses")
+        second.send("quit")
+        assert second.proc.wait(20) == 0
+    finally:
+        if second.proc.poll() is None:
+            second.kill()
+
+    third = TableProcess(box.port, state)  # and once more: nothing is counted twice
+    try:
+        third.expect(r"resuming the game saved in")
+        third.expect(r"Ann \(7\) on YH2 yellow>")
+        third.send("status")
+        third.expect(r"Cat: 11 cards, fired 4 in 2 presses")
+        third.send("quit")
+        assert third.proc.wait(20) == 0
+    finally:
+        if third.proc.poll() is None:
+            third.kill()
+    saved = json.loads(state.read_text())["referee"]
+    assert saved["hand"] == [7, 6, 11] and saved["turn"] == 0
+
+
+@pytest.mark.timeout(60)
+def test_bad_input_explains_and_asks_again(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine.cli",
+            "table",
+            "--port",
+            "none",
+            "--players",
+            "Ann,Bob,Cat",
+            "--state",
+            str(tmp_path / "s.json"),
+        ],
+        input="R5\nWD4 G\nB7\nfired 2\nhit\nfired 2\nstatus\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "! `WD4` is not in the attack deck" in out
+    assert "! B7 does not go on R5 (red)" in out
+    assert "! nobody owes a hit now" in out
+    assert "Bob takes 2 cards (holds 9)" in out
+    # After each error the same prompt comes again.
+    prompts = [ln for ln in out.splitlines() if ln.startswith("[round 1] Bob (7) on R5 red>")]
+    assert len(prompts) == 4
