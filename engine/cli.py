@@ -29,14 +29,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with `command`, only that subcommand's module is imported."""
     parser = _Parser(
         prog="unoattack", description="UNO Attack rules engine, referee and box client."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     seen: set[str] = set()
-    for module_name in COMMANDS.values():
+    names = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
+    for module_name in names:
         if module_name in seen:
             continue
         seen.add(module_name)
@@ -52,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `unoattack` console script; returns the exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -32,11 +32,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with `command`, only that subcommand's module is imported.
+
+    `launcher run` on a Pi should not pay for importing the bench, the plotter and the
+    client: the time to READY is mostly imports.
+    """
     parser = _Parser(prog="launcher", description="UNO Attack launcher box daemon and tools.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module_name in COMMANDS.values():
+    names = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
+    for module_name in names:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -47,9 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line, if it comes first (`launcher run ...`)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `launcher` console script; returns the exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
