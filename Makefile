@@ -6,9 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test perf lint format clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+# Reinstalled whenever pyproject.toml changes (new dependencies, new entry points).
+$(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
