@@ -18,10 +18,11 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from functools import partial
+from itertools import repeat, starmap
 from typing import Any, Protocol
 
-from engine.cards import COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
+from engine.cards import ALL_CARDS, COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
 from engine.errors import InputError, RuleError
 from engine.rules import Rules
 
@@ -42,8 +43,7 @@ _STACK_ANSWERS: dict[str, frozenset[str]] = {
 }
 _RESTRICTED_LAST = frozenset({"R", "S"})
 _NUMBERS = frozenset("0123456789")
-# Faces that may take a target once custom_wild_effect is known (fast paths skip them).
-_TARGET_OR_WC = _TARGET_FACES | {"WC"}
+_NUMBER_CARDS = frozenset(c for c in ALL_CARDS if c.face in _NUMBERS)
 
 
 class Launcher(Protocol):
@@ -135,22 +135,68 @@ _UNO = [Action("uno", s) for s in range(_MAX_SEATS)]
 _CHALLENGE = [Action("challenge", s) for s in range(_MAX_SEATS)]
 _CATCH = [[Action("catch", s, target=t) for t in range(_MAX_SEATS)] for s in range(_MAX_SEATS)]
 
-# Per seat: every card's plain plays (one per colour for a wild), for the hot path of
-# legal_actions. Cards that take a target are not listed here.
-_SEAT_PLAYS: dict[int, dict[Card, tuple[Action, ...]]] = {}
+# Which cards may be played on what, for one card on your own turn: `_PLAYABLE[color][face]` is
+# every card that matches the colour in play `color` (None: a wild turned up first, anything goes)
+# or the face `face` on top, wilds included. Precomputed so legal_actions and apply test a card
+# with one set lookup instead of comparing colours and faces.
+_PLAYABLE: dict[str | None, dict[str, frozenset[Card]]] = {
+    color: {
+        face: frozenset(
+            c
+            for c in ALL_CARDS
+            if c.color is None or color is None or c.color == color or c.face == face
+        )
+        for face in COLORED_FACES + WILD_FACES
+    }
+    for color in (*COLORS, None)
+}
 
 
-def _seat_plays(seat: int) -> dict[Card, tuple[Action, ...]]:
-    table: dict[Card, tuple[Action, ...]] = {}
-    for color in (*COLORS, None):
-        for face in WILD_FACES if color is None else COLORED_FACES:
-            card = Card(color, face)
-            if color is None:
-                table[card] = tuple(_play(seat, card, col, None) for col in COLORS)
-            else:
-                table[card] = (_play(seat, card, color, None),)
-    _SEAT_PLAYS[seat] = table
-    return table
+class _Seating:
+    """What depends only on the seats in play and on what WC does, shared by every round that
+    sits the same way: the seat order, each seat's position in it, and per seat every card's
+    single plays (one shared Action per colour choice and target, in legal_actions' order)."""
+
+    __slots__ = ("order", "plays", "pos", "succ", "targeted", "valid")
+
+    def __init__(self, players: int, out: frozenset[int], wild_effect: str) -> None:
+        self.order: tuple[int, ...] = tuple(s for s in range(players) if s not in out)
+        self.pos: dict[int, int] = {s: i for i, s in enumerate(self.order)}
+        # The next seat in play after each seat, per direction (1 left, -1 right); -1 for a
+        # seat not in play, which never has the turn.
+        m = len(self.order)
+        self.succ: dict[int, list[int]] = {
+            d: [self.order[(self.pos[s] + d) % m] if s in self.pos else -1 for s in range(players)]
+            for d in (1, -1)
+        }
+        # Cards that take a target seat (WC too when it acts as WAA).
+        self.targeted: frozenset[Card] = frozenset(
+            c for c in ALL_CARDS if (wild_effect if c.face == "WC" else c.face) in _TARGET_FACES
+        )
+        self.plays: list[dict[Card, tuple[Action, ...]]] = []
+        # Per seat, the ids of those shared Actions: apply recognises one of them by identity
+        # (they live for ever in _PLAY_CACHE, so an id is never reused).
+        self.valid: list[frozenset[int]] = []
+        for seat in range(players):
+            targets = [s for s in self.order if s != seat] if seat in self.pos else []
+            table: dict[Card, tuple[Action, ...]] = {}
+            for card in ALL_CARDS:
+                colors = COLORS if card.color is None else (card.color,)
+                aims: Sequence[int | None] = targets if card in self.targeted else (None,)
+                table[card] = tuple(_play(seat, card, col, t) for col in colors for t in aims)
+            self.plays.append(table)
+            self.valid.append(frozenset(id(a) for acts in table.values() for a in acts))
+
+
+_SEATINGS: dict[tuple[int, frozenset[int], str], _Seating] = {}
+
+
+def _seating(players: int, out: frozenset[int], wild_effect: str) -> _Seating:
+    key = (players, out, wild_effect)
+    seating = _SEATINGS.get(key)
+    if seating is None:
+        seating = _SEATINGS[key] = _Seating(players, out, wild_effect)
+    return seating
 
 
 class _Due:
@@ -192,10 +238,62 @@ class Round:
     `discard` (top last), `pile` (launcher cards, next to fire first), `turn`, `direction` (1 is
     left/clockwise), `color` (None only while a wild turned up first has not been answered),
     `pending` (obligations, served first to last), `winner` (seat whose hand emptied, or None),
-    `over` (a hand is empty and every obligation is served), `log` (lines, if logging is on),
-    `dealer`, `out` (seats not in this round, e.g. eliminated), and counters `presses`,
-    `cards_fired`, `turns`.
+    `over` (a hand is empty and every obligation is served), `actor` (the seat the round waits
+    for: the first pending obligation's seat, else the turn; None once the round is over; others
+    may still act out of turn: uno, catch, jump-in), `log` (lines, if logging is on), `dealer`,
+    `out` (seats not in this round, e.g. eliminated), and counters `presses`, `cards_fired`,
+    `turns`. All of it is read-only outside this class: `apply` is the way to change it.
     """
+
+    # Slots: a round has more attributes than CPython shares in a key-sharing instance dict
+    # (30), so with a plain __dict__ every attribute read in the hot paths took the slow lookup.
+    __slots__ = (
+        "_attack",
+        "_logging",
+        "_multi",
+        "_ok",
+        "_ones",
+        "_order",
+        "_origin",
+        "_play_again",
+        "_plays_of",
+        "_pos",
+        "_rng",
+        "_stacking",
+        "_succ",
+        "_succs",
+        "_take_kind",
+        "_take_name",
+        "_takes",
+        "_until_playable",
+        "_valid",
+        "actor",
+        "bonus",
+        "cards_fired",
+        "color",
+        "dealer",
+        "deck",
+        "direction",
+        "discard",
+        "drawn",
+        "hands",
+        "last_seat",
+        "launcher",
+        "log",
+        "out",
+        "pending",
+        "pile",
+        "players",
+        "presses",
+        "rules",
+        "turn",
+        "turns",
+        "uno_called",
+        "wd4_by",
+        "wd4_legal",
+        "window",
+        "winner",
+    )
 
     def __init__(
         self,
@@ -208,10 +306,16 @@ class Round:
         seed: int | None = 0,
         out: Iterable[int] = (),
         log: bool = True,
+        rng: random.Random | None = None,
     ) -> None:
         """Shuffle `deck` with `seed`, deal `rules.hand_size` cards to every seat in play starting
-        left of `dealer`, load the rest into the launcher pile and turn up the first card."""
-        self._setup(deck, rules, launcher, players, dealer, seed, out, log)
+        left of `dealer`, load the rest into the launcher pile and turn up the first card.
+
+        `rng`, if given, is used (and advanced) instead of a generator seeded with `seed`: a
+        simulation can draw all its rounds from one seeded generator, as RLCard's game does,
+        instead of seeding a Mersenne Twister for every round.
+        """
+        self._setup(deck, rules, launcher, players, dealer, seed, out, log, rng)
         cards = deck.cards()
         _shuffle(cards, self._rng)
         need = rules.hand_size * len(self._order) + 1
@@ -221,12 +325,17 @@ class Round:
                 f"{rules.hand_size} need at least {need}"
             )
         # Round-robin from the dealer's left: the k-th seat gets every m-th card from k.
-        m = len(self._order)
+        order = self._order
+        m = len(order)
         dealt = rules.hand_size * m
+        hands = self.hands
+        left = self._pos[dealer] + 1
         for k in range(m):
-            self.hands[self._next(dealer, k + 1)] = cards[k:dealt:m]
+            hands[order[(left + k) % m]] = cards[k:dealt:m]
         self.pile = cards[dealt:]
+        self._ones = m if rules.hand_size == 1 else 0  # every seat in play holds hand_size
         self._turn_up_first()
+        self._settle()
         launcher.reload(len(self.pile))
 
     @classmethod
@@ -257,7 +366,11 @@ class Round:
         self._setup(deck, rules, launcher, len(hands), dealer, seed, out, log)
         if direction not in (1, -1):
             raise InputError(f"direction = {direction}: 1 (left) or -1 (right)")
+        if color is not None and color not in _ALL_COLORS:
+            # The colour in play indexes the playability tables: only the four colours exist.
+            raise InputError(f"color = {color!r}: one of R, Y, G, B")
         self.hands = [list(h) for h in hands]
+        self._ones = [len(h) for h in self.hands].count(1)
         self.pile = list(pile)
         if turn is None:
             self.pile.insert(0, top)
@@ -271,6 +384,7 @@ class Round:
             self.turn = turn
             self.direction = direction
             self.color = color if color is not None else top.color
+        self._settle()
         launcher.reload(len(self.pile))
         return self
 
@@ -286,6 +400,7 @@ class Round:
         seed: int | None,
         out: Iterable[int],
         log: bool,
+        rng: random.Random | None = None,
     ) -> None:
         if not 2 <= players <= 10:
             raise InputError(f"players = {players}: from 2 to 10")
@@ -294,14 +409,18 @@ class Round:
         self.launcher = launcher
         self.players = players
         self.out = frozenset(out)
-        self._order = [s for s in range(players) if s not in self.out]
+        seating = _seating(players, self.out, rules.custom_wild_effect)
+        self._order = seating.order
         if len(self._order) < 2:
             raise InputError("a round needs at least two seats in play")
-        self._pos = {s: i for i, s in enumerate(self._order)}
+        self._pos = seating.pos
+        self._plays_of = seating.plays
+        self._valid = seating.valid
+        self._succs = seating.succ
         if dealer not in self._pos:
             raise InputError(f"dealer = {dealer}: a seat in play")
         self.dealer = dealer
-        self._rng = random.Random(seed)
+        self._rng = rng if rng is not None else random.Random(seed)
         self.hands: list[list[Card]] = [[] for _ in range(players)]
         self.discard: list[Card] = []
         self.pile: list[Card] = []
@@ -313,10 +432,18 @@ class Round:
         self.log: list[str] = []
         self._logging = log
         self.uno_called = [False] * players
+        # How many hands hold exactly one card: catches are legal only then (kept up to date by
+        # every change of a hand, so legal_actions need not look at every seat each time).
+        self._ones = 0
         self._attack = rules.attack
-        # Whether the deck holds cards that take a target (legal_actions' fast path skips them).
-        self._target_cards = any(c.face in _TARGET_OR_WC for c in deck.counts)
         self._take_kind = "hits" if rules.attack else "draws"
+        self._take_name = "hit" if rules.attack else "draw"
+        self._takes = _HIT if rules.attack else _DRAW  # the take action of each seat
+        self._multi = rules.multi_play
+        self._until_playable = rules.draw_until_playable
+        self._stacking = rules.stacking
+        # R/S give a play-again turn (the option, and only with three or more in play).
+        self._play_again = rules.skip_reverse_play_again and len(self._order) > 2
         self.window: int | None = None  # seat that may be caught for a missed UNO
         self.drawn: Card | None = None  # classic: the card just drawn, which alone may be played
         self.bonus = False  # the turn seat is in a play-again turn after R or S
@@ -341,14 +468,16 @@ class Round:
                 break
             # TH (attack) and WD4 (classic) go back into the pile at a random place.
             self.pile.insert(self._rng.randrange(len(self.pile) + 1), top)
-            self._note(f"{top} turned up: back into the pile")
+            if self._logging:
+                self.log.append(f"{top} turned up: back into the pile")
         self.discard = [top]
         self.color = top.color
         first = self._next(self.dealer)
         self.turn = first
         self.direction = 1
         face = top.face
-        self._note(f"seat {self.dealer} deals; {top} turned up")
+        if self._logging:
+            self.log.append(f"seat {self.dealer} deals; {top} turned up")
         kind = "hits" if rules.attack else "draws"
         if face in ("H2", "D2", "WAA"):
             self.pending.append(_Due(first, kind, 2))
@@ -386,15 +515,13 @@ class Round:
         """The card on top of the discard pile."""
         return self.discard[-1]
 
-    @property
-    def actor(self) -> int | None:
-        """The seat the round waits for: the first pending obligation's seat, else the turn
-        (None once the round is over). Others may still act out of turn (uno, catch, jump-in)."""
-        if self.pending:
-            return self.pending[0].seat
-        if self.winner is not None:
-            return None
-        return self.turn
+    def _settle(self) -> None:
+        """Set `actor` from the state: the first pending obligation's seat, else the turn, None
+        once the round is over. Called after every change (apply inlines it on its fast paths)."""
+        pending = self.pending
+        self.actor = pending[0].seat if pending else self.turn if self.winner is None else None
+        self._ok = _PLAYABLE[self.color][self.discard[-1].face]
+        self._succ = self._succs[self.direction]
 
     @property
     def over(self) -> bool:
@@ -410,10 +537,6 @@ class Round:
         """Points left in each seat's hand (0 for seats not in play)."""
         pts = self.deck.points
         return [sum(pts[c] for c in hand) for hand in self.hands]
-
-    def _note(self, line: str) -> None:
-        if self._logging:
-            self.log.append(line)
 
     # -- checking ---------------------------------------------------------------------------
 
@@ -617,112 +740,126 @@ class Round:
     def apply(self, action: Action) -> None:
         """Carry out `action`; RuleError (and no change at all) if it is not legal now."""
         kind = action.kind
+        seat = action.seat
+        # Fast paths for the common moves, hot in simulations: one card (not the last) played by
+        # the seat to move with nothing pending, and a hit/draw the seat owes or takes on its
+        # turn. They accept exactly what legal_actions offers for those cases; anything else
+        # (and any refusal) takes the full check below, which also words the reason.
         if kind == "play":
-            # Fast path for the most common move (one card on your own turn, not your last,
-            # no target): it is hot in simulations. Anything else takes the full check below,
-            # which also words the refusal.
-            cards = action.cards
-            seat = action.seat
-            drawn = self.drawn
             if (
-                len(cards) == 1
-                and seat == self.turn
+                seat == self.turn
+                # One of this seat's shared single-card plays (legal_actions hands out only
+                # these): its colour and target are valid by construction.
+                and id(action) in self._valid[seat]
                 and not self.pending
                 and self.winner is None
-                and (drawn is None or drawn is cards[0])
-                and action.target is None
             ):
-                card = cards[0]
+                card = action.cards[0]
                 hand = self.hands[seat]
-                c = card.color
-                face = card.face
-                if len(hand) > 1 and face not in _TARGET_OR_WC and card in hand:
-                    color = self.color
-                    if c is None:
-                        ok = action.color in _ALL_COLORS
+                drawn = self.drawn
+                if len(hand) > 1 and (drawn is None or drawn is card) and card in self._ok:
+                    # Removing the card is also the check that the seat holds it (one scan
+                    # of the hand, not two); if it does not, nothing has changed yet.
+                    try:
+                        hand.remove(card)
+                    except ValueError:
+                        pass  # not held: the full check below words the refusal
                     else:
-                        ok = action.color == c and (
-                            c == color or color is None or face == self.discard[-1].face
-                        )
-                    if ok:
-                        if face in _NUMBERS and not self.bonus:
+                        if card in _NUMBER_CARDS and not self.bonus:
                             # A number card: no effect, play passes on.
                             self.drawn = None
-                            hand.remove(card)
                             self.discard.append(card)
-                            self.color = c
+                            self.color = c = card.color
+                            self._ok = _PLAYABLE[c][card.face]
                             self.last_seat = seat
-                            self.window = seat if len(hand) == 1 else None
+                            if len(hand) == 1:
+                                self.window = seat
+                                self._ones += 1
+                            else:
+                                self.window = None
                             if self._logging:
                                 self.log.append(str(action))
-                            order = self._order
-                            self.turn = order[(self._pos[seat] + self.direction) % len(order)]
+                            self.turn = self.actor = self._succ[seat]
                             self.turns += 1
                             return
                         self.window = None
-                        self._do_play(action, "turn")
+                        self._do_play(action, "turn", removed=True)
+                        pending = self.pending  # _settle(), inline
+                        self.actor = (
+                            pending[0].seat
+                            if pending
+                            else self.turn
+                            if self.winner is None
+                            else None
+                        )
                         return
-        elif (
-            (kind == "hit" if self._attack else kind == "draw")
-            and action.seat == self.turn
-            and not self.pending
-            and self.winner is None
-            and self.drawn is None
-            and not action.cards
-            and action.color is None
-            and action.target is None
-        ):
-            self.window = None
-            self._do_take(action.seat)
-            return
+        elif kind == self._take_name and not action.cards and action.color is None:
+            pending = self.pending
+            if action.target is None and (
+                pending[0].seat == seat
+                if pending
+                else seat == self.turn and self.winner is None and self.drawn is None
+            ):
+                self.window = None
+                self._do_take(seat)
+                pending = self.pending  # _settle(), inline
+                self.actor = (
+                    pending[0].seat if pending else self.turn if self.winner is None else None
+                )
+                return
         context = self._check(action)
         if kind == "uno":
             self._do_uno(action.seat)
-            return
-        if kind == "catch":
+        elif kind == "catch":
             self._do_catch(action.seat, action.target)  # type: ignore[arg-type]
-            return
-        # Any other action is somebody's first move after the card: the UNO window closes.
-        self.window = None
-        if kind == "play":
-            self._do_play(action, context)
-        elif kind in ("hit", "draw"):
-            self._do_take(action.seat)
-        elif kind == "pass":
-            self._note(f"seat {action.seat} passes")
-            self._end_turn()
         else:
-            self._do_challenge(action.seat)
+            # Any other action is somebody's first move after the card: the UNO window closes.
+            self.window = None
+            if kind == "play":
+                self._do_play(action, context)
+            elif kind in ("hit", "draw"):
+                self._do_take(action.seat)
+            elif kind == "pass":
+                if self._logging:
+                    self.log.append(f"seat {action.seat} passes")
+                self._end_turn()
+            else:
+                self._do_challenge(action.seat)
+        self._settle()
 
     def _penalise(self, seat: int, why: str) -> None:
         n = self.rules.uno_penalty
         if n:
             kind = "hits" if self.rules.attack else "draws"
             self.pending.insert(0, _Due(seat, kind, n))
-        self._note(f"seat {seat}: {why}, {n} {'hits' if self.rules.attack else 'cards'}")
+        if self._logging:
+            self.log.append(f"seat {seat}: {why}, {n} {'hits' if self.rules.attack else 'cards'}")
 
     def _do_uno(self, seat: int) -> None:
         n = len(self.hands[seat])
         if n == 1 or seat == self.turn:
             self.uno_called[seat] = True
-            self._note(f"seat {seat} calls UNO")
+            if self._logging:
+                self.log.append(f"seat {seat} calls UNO")
         else:
             self._penalise(seat, "false UNO call")
 
     def _do_catch(self, seat: int, target: int) -> None:
         if self.window == target and not self.uno_called[target]:
             self.window = None
-            self._note(f"seat {seat} catches seat {target}")
+            if self._logging:
+                self.log.append(f"seat {seat} catches seat {target}")
             self._penalise(target, "caught without UNO")
         else:
-            self._note(f"seat {seat} accuses seat {target} wrongly")
+            if self._logging:
+                self.log.append(f"seat {seat} accuses seat {target} wrongly")
             self._penalise(seat, "wrong accusation")
 
     def _end_turn(self) -> None:
         origin = self._origin if self.bonus else self.turn
         self.bonus = False
         self.drawn = None
-        self.turn = self._next(origin)
+        self.turn = self._succ[origin]  # _next(origin): this runs after every draw or hit
         self.turns += 1
 
     def _refill(self) -> int:
@@ -734,14 +871,17 @@ class Round:
             _shuffle(cards, self._rng)
             self.pile = cards
             self.launcher.reload(len(cards))
-            self._note(f"launcher reloaded with {len(cards)} cards from the discard pile")
+            if self._logging:
+                self.log.append(f"launcher reloaded with {len(cards)} cards from the discard pile")
         return len(self.pile)
 
     def _take(self, seat: int, count: int) -> list[Card]:
         got = self.pile[:count]
         del self.pile[:count]
         hand = self.hands[seat]
+        before = len(hand)
         hand.extend(got)
+        self._ones += (len(hand) == 1) - (before == 1)
         if len(hand) > 1:
             self.uno_called[seat] = False
         return got
@@ -801,18 +941,27 @@ class Round:
             self._end_turn()
             return
         pile = self.pile
-        if pile and not self._logging:
-            # Hot path of a classic draw: one card off a loaded pile.
-            count = self.launcher.dispense(1, len(pile))
-            got = [pile.pop(0)] if count > 0 else []
-            if got:
+        if pile and not self._logging and not self._until_playable:
+            # Hot path of a classic draw: one card off a loaded pile (what _draw does).
+            if self.launcher.dispense(1, len(pile)) > 0:
+                card = pile.pop(0)
                 hand = self.hands[seat]
-                hand.append(got[0])
+                hand.append(card)
+                self._ones += (len(hand) == 1) - (len(hand) == 2)
                 self.uno_called[seat] = False  # the hand now holds two or more
                 self.cards_fired += 1
-        else:
-            got = self._draw(seat, 1)
-        if self.rules.draw_until_playable:
+                if card in self._ok:
+                    self.drawn = card  # the player may play it now, or pass
+                    return
+            # _end_turn(), inline (the hot path of a classic round).
+            origin = self._origin if self.bonus else self.turn
+            self.bonus = False
+            self.drawn = None
+            self.turn = self._succ[origin]
+            self.turns += 1
+            return
+        got = self._draw(seat, 1)
+        if self._until_playable:
             while got and not self._playable(got[-1]):
                 more = self._draw(seat, 1)
                 if not more:
@@ -836,7 +985,8 @@ class Round:
         due.fresh = False
         if self.wd4_legal or self.wd4_by is None:
             due.n += 2
-            self._note(f"seat {seat} challenges the WD4 and loses: {due.owed()}")
+            if self._logging:
+                self.log.append(f"seat {seat} challenges the WD4 and loses: {due.owed()}")
             return
         # Guilty: the player who played it takes four instead; the challenger keeps the turn.
         offender = self.wd4_by
@@ -846,35 +996,48 @@ class Round:
             self.turn = seat
         self.pending.insert(0, _Due(offender, due.kind, 4))
         self.wd4_by = None
-        self._note(f"seat {seat} challenges the WD4 and wins: seat {offender} draws 4")
+        if self._logging:
+            self.log.append(f"seat {seat} challenges the WD4 and wins: seat {offender} draws 4")
 
-    def _do_play(self, action: Action, context: str) -> None:
+    def _do_play(self, action: Action, context: str, *, removed: bool = False) -> None:
+        """Carry out a checked play (`removed`: apply's fast path took the one card already)."""
         seat = action.seat
         cards = action.cards
-        hand = self.hands[seat]
-        rules = self.rules
-        for card in cards:
-            hand.remove(card)
+        hands = self.hands
+        hand = hands[seat]
         color = action.color
-        face = cards[0].face
+        first = cards[0]
+        face = first.face
         n = len(cards)
+        discard = self.discard
         # The card of the named colour goes on top; the others under it.
         if n == 1:
-            top = cards[0]
+            if removed:
+                was_one = not hand
+            else:
+                was_one = len(hand) == 1
+                hand.remove(first)
+            top = first
         else:
+            was_one = len(hand) == 1
+            for card in cards:
+                hand.remove(card)
             top = next((c for c in cards if c.color == color), cards[-1])
             rest = list(cards)
             rest.remove(top)
-            self.discard.extend(rest)
+            discard.extend(rest)
         if face == "DA":
             # Discard All: every card of that colour leaves the hand, the DA ends on top.
             same = [c for c in hand if c.color == top.color]
             if same:
-                self.discard.extend(same)
+                discard.extend(same)
                 hand[:] = [c for c in hand if c.color != top.color]
-        self.discard.append(top)
+        # (A TH swap below only trades two hands: it does not change how many hold one card.)
+        self._ones += (len(hand) == 1) - was_one
+        discard.append(top)
         prev_color = self.color
         self.color = color
+        self._ok = _PLAYABLE[color][top.face]
         self.drawn = None
         self.last_seat = seat
         if self._logging:
@@ -893,8 +1056,7 @@ class Round:
             # Legal only if the player held no card of the colour in play (checked on challenge).
             self.wd4_by = seat
             self.wd4_legal = prev_color is None or all(c.color != prev_color for c in hand)
-        eff = rules.custom_wild_effect if face == "WC" else face
-        kind = self._take_kind
+        eff = self.rules.custom_wild_effect if face == "WC" else face
         advance = 1
         if face in _NUMBERS or eff == "W" or eff == "DA":
             pass
@@ -903,63 +1065,121 @@ class Round:
         elif eff == "R":
             if n % 2:
                 self.direction = -self.direction
+                self._succ = self._succs[self.direction]
             if self._two_player():
                 advance = 1 + n
-        elif eff in ("H2", "D2"):
-            victim = self._next(origin)
-            self.pending.append(_Due(victim, kind, 2 * n + stacked, eff))
-            advance = 2
-        elif eff in ("WH4", "WD4"):
-            victim = self._next(origin)
-            self.pending.append(_Due(victim, kind, 4 * n + stacked, eff))
+        elif eff == "H2" or eff == "D2" or eff == "WH4" or eff == "WD4":
+            victim = self._succ[origin]
+            per_card = 2 if eff == "H2" or eff == "D2" else 4
+            self.pending.append(_Due(victim, self._take_kind, per_card * n + stacked, eff))
             advance = 2
         elif eff == "WHF":
             self.pending.append(self._until_fire(self._next(origin), face))
             advance = 2
         elif eff == "WAA":
-            self.pending.append(_Due(action.target, kind, 2, face))  # type: ignore[arg-type]
+            self.pending.append(_Due(action.target, self._take_kind, 2, face))  # type: ignore[arg-type]
         elif eff == "WAH":
             other = self._next_left(seat)
             while other != seat:
-                self.pending.append(_Due(other, kind, 1, face))
+                self.pending.append(_Due(other, self._take_kind, 1, face))
                 other = self._next_left(other)
         elif face == "TH":
             target = action.target
-            self.hands[seat], self.hands[target] = self.hands[target], self.hands[seat]  # type: ignore[index]
+            hands[seat], hands[target] = hands[target], hands[seat]  # type: ignore[index]
             self.uno_called[seat] = self.uno_called[target] = False  # type: ignore[index]
-        hand = self.hands[seat]
+            hand = hands[seat]
         if not hand:
             self.winner = seat
-            self._note(f"seat {seat} goes out")
+            if self._logging:
+                self.log.append(f"seat {seat} goes out")
             self.turns += 1
             return
         if len(hand) == 1:
             self.window = seat
+        order = self._order
         if context == "jump":
             # The players between lose their turn: play goes on from the one who jumped in.
-            self.turn = self._next(origin, advance)
+            self.turn = order[(self._pos[origin] + self.direction * advance) % len(order)]
             self.turns += 1
-        elif rules.skip_reverse_play_again and eff in ("S", "R") and len(self._order) > 2:
+        elif (eff == "S" or eff == "R") and self._play_again:
             # R/S bonus: the same player may play once more; skips are kept for afterwards.
             self.bonus = True
             self._origin = self._next(origin, advance - 1)
             self.turn = seat
         else:
-            self.turn = self._next(origin, advance)
+            self.turn = order[(self._pos[origin] + self.direction * advance) % len(order)]
             self.turns += 1
 
     # -- legal actions ----------------------------------------------------------------------
 
     def legal_actions(self, seat: int) -> list[Action]:
-        """Every action `apply` accepts from `seat` now (plays sorted, one per colour/target).
+        """Every action `apply` accepts from `seat` now (plays in hand order, one per colour and
+        target).
 
         Actions are shared objects: the same move is the same object every time.
         """
+        # The common case first, kept lean because simulations call it for every move: the seat
+        # to move, nothing pending, more than one card (no going-out rules), one card per play.
+        if (
+            seat == self.turn
+            and not self.pending
+            and self.winner is None
+            and (not self._multi or self.drawn is not None)
+        ):
+            hands = self.hands
+            hand = hands[seat]
+            n = len(hand)
+            if n > 1:
+                acts: list[Action] = [] if n > 2 or self.uno_called[seat] else [_UNO[seat]]
+                if self._ones:  # rare: only then look for seats to catch
+                    catch = _CATCH[seat]
+                    acts.extend([catch[o] for o in self._order if o != seat and len(hands[o]) == 1])
+                plays = self._plays_of[seat]
+                drawn = self.drawn
+                if drawn is not None:
+                    # After a draw only the drawn card may be played (it is playable, or the
+                    # turn would have ended), or the player passes.
+                    acts.extend(plays[drawn])
+                    acts.append(_PASS[seat])
+                    return acts
+                # The playable cards, each distinct card once in hand order (dict.fromkeys
+                # keeps the first occurrence; a set's order would vary), then their plays.
+                ok = self._ok
+                playable = [c for c in hand if c in ok]
+                k = len(playable)
+                if k == 2 and playable[0] is playable[1]:
+                    del playable[1]
+                for card in dict.fromkeys(playable) if k > 2 else playable:
+                    acts += plays[card]
+                acts.append(self._takes[seat])
+                if self.bonus:
+                    acts.append(_PASS[seat])
+                return acts
+        else:
+            pending = self.pending
+            if pending and pending[0].seat == seat and self.winner is None and not self._stacking:
+                # The seat owes hits or draws (no stacking answers): take, or challenge a WD4.
+                hands = self.hands
+                n = len(hands[seat])
+                acts = [_UNO[seat]] if n <= 2 and not self.uno_called[seat] else []
+                if self._ones:
+                    catch = _CATCH[seat]
+                    acts.extend([catch[o] for o in self._order if o != seat and len(hands[o]) == 1])
+                acts.append(self._takes[seat])
+                due = pending[0]
+                if due.face == "WD4" and due.fresh:
+                    acts.append(_CHALLENGE[seat])
+                return acts
+        return self._legal_slow(seat)
+
+    def _legal_slow(self, seat: int) -> list[Action]:
+        """legal_actions for every other case: out of turn, obligations, a last card, several
+        cards at once, a finished round."""
         pending = self.pending
         if self.winner is not None:
             # Only the hits (or draws) the last card caused are left.
             if pending and pending[0].seat == seat:
-                return [(_HIT if self._attack else _DRAW)[seat]]
+                return [self._takes[seat]]
             return []
         if seat not in self._pos:
             return []
@@ -968,12 +1188,12 @@ class Round:
         acts: list[Action] = []
         if len(hand) <= 2 and not self.uno_called[seat]:
             acts.append(_UNO[seat])
-        if 1 in map(len, hands):  # rare: only then look for seats to catch
+        if self._ones:  # rare: only then look for seats to catch
             catch = _CATCH[seat]
             for other in self._order:
                 if len(hands[other]) == 1 and other != seat:
                     acts.append(catch[other])
-        take = (_HIT if self._attack else _DRAW)[seat]
+        take = self._takes[seat]
         if pending:
             due = pending[0]
             if due.seat != seat:
@@ -990,38 +1210,13 @@ class Round:
         if seat == self.turn:
             drawn = self.drawn
             if drawn is not None:
-                if drawn.face in _TARGET_OR_WC or len(hand) == 1:
+                if len(hand) == 1:
                     self._plays(acts, seat, hand, lambda c: c is drawn, single=True)
                 else:
-                    acts.extend((_SEAT_PLAYS.get(seat) or _seat_plays(seat))[drawn])
+                    acts.extend(self._plays_of[seat][drawn])
                 acts.append(_PASS[seat])
                 return acts
-            rules = self.rules
-            if rules.multi_play or len(hand) == 1:
-                self._plays(acts, seat, hand, self._playable)
-            else:
-                # The common case, inline (hot in simulations): the playable cards, each
-                # distinct card once in hand order (dict.fromkeys; a set's order would vary).
-                color = self.color
-                if color is None:
-                    playable = dict.fromkeys(hand)
-                else:
-                    top_face = self.discard[-1].face
-                    matches = (color, None)
-                    playable = dict.fromkeys(
-                        [c for c in hand if c.color in matches or c.face == top_face]
-                    )
-                table = _SEAT_PLAYS.get(seat) or _seat_plays(seat)
-                if self._target_cards:
-                    slow = _TARGET_FACES if rules.custom_wild_effect != "WAA" else _TARGET_OR_WC
-                    for card in playable:
-                        if card.face in slow:
-                            targets = [s for s in self._order if s != seat]
-                            self._add_play(acts, seat, (card,), targets)
-                        else:
-                            acts.extend(table[card])
-                else:
-                    acts.extend(chain.from_iterable(map(table.__getitem__, playable)))
+            self._plays(acts, seat, hand, self._playable)
             acts.append(take)
             if self.bonus:
                 acts.append(_PASS[seat])
@@ -1113,7 +1308,8 @@ class Round:
     def copy(self) -> Round:
         """An independent copy of the state (sharing the deck, rules and launcher objects)."""
         new = Round.__new__(Round)
-        new.__dict__.update(self.__dict__)
+        for name in Round.__slots__:
+            setattr(new, name, getattr(self, name))
         new.hands = [list(h) for h in self.hands]
         new.discard = list(self.discard)
         new.pile = list(self.pile)
@@ -1154,8 +1350,9 @@ class Round:
 def _shuffle(cards: list[Card], rng: random.Random) -> None:
     """Shuffle in place by sorting on random keys: as uniform as random.shuffle for decks this
     size, seeded by `rng`, and several times faster (random() is one C call per card)."""
-    rand = rng.random
-    cards.sort(key=lambda _card: rand())
+    # The key function is C all the way (partial -> next -> starmap -> random), called once per
+    # card in list order: the same keys, so the same order, as `key=lambda _: rng.random()`.
+    cards.sort(key=partial(next, starmap(rng.random, repeat(()))))
 
 
 def _sub_multisets(kinds: list[Card], counts: list[int]) -> Iterator[list[Card]]:
