@@ -99,6 +99,9 @@ def parse_scenario(data: Mapping[str, Any], *, base: Path | None = None) -> Scen
         deck = load_deck(deck_name)
     except (InputError, CardError) as exc:
         raise InputError(f"deck: {exc}") from None
+    except UnicodeDecodeError:
+        # engine.cards reads the file; a binary one fails before its own checks.
+        raise InputError(f"deck: {deck_name}: not a text deck file (UTF-8 TOML)") from None
     preset = data.get("rules", deck.name if deck.name in PRESET_NAMES else "attack")
     if preset not in PRESET_NAMES:
         raise InputError(f"rules = {preset!r}: one of {', '.join(PRESET_NAMES)}")
@@ -246,7 +249,9 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file: a scenario is UTF-8 TOML") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

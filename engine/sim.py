@@ -25,6 +25,8 @@ from engine.rules import MAX_PLAYERS, MIN_PLAYERS, rules_for
 # Bug guards: no sane round needs this many actions, no sane game this many rounds.
 MAX_ACTIONS_PER_ROUND = 20_000
 MAX_ROUNDS_PER_GAME = 5_000
+# Most games one run may ask for: days of work already; Ctrl-C still reports a run cut short.
+MAX_GAMES = 10_000_000
 
 
 class RunawayError(UnoError):
@@ -49,6 +51,7 @@ class SimStats:
     dry_hits: int = 0
     cards_fired: int = 0
     elapsed_s: float = 0.0
+    interrupted: bool = False  # Ctrl-C ended the run early; the totals cover whole games only
 
     def __post_init__(self) -> None:
         for name in ("wins", "round_wins", "points"):
@@ -72,6 +75,7 @@ class SimStats:
             "cards_fired": self.cards_fired,
             "elapsed_s": round(self.elapsed_s, 3),
             "rounds_per_s": round(self.rounds / self.elapsed_s, 1) if self.elapsed_s else None,
+            "interrupted": self.interrupted,
         }
 
 
@@ -153,46 +157,66 @@ def run_sim(
     rules = rules_for(settings.preset, settings.players, **dict(settings.options))
     stats = SimStats(players=settings.players)
     started = time.perf_counter()
-    for index in range(settings.games):
-        seed = game_seed(settings.seed, index)
-        seeds = random.Random(seed)
-        launcher = VirtualLauncher.seeded(seeds.getrandbits(63))
-        bots = [make_bot(name, seeds.getrandbits(63)) for name in settings.bots]
-        game = Game(
-            settings.deck,
-            rules,
-            launcher,
-            settings.players,
-            mode=settings.mode,
-            target=settings.target,
-            seed=seeds.getrandbits(63),
-            log=False,
-        )
-        while not game.over:
-            if game.rounds_played >= settings.max_rounds:
-                raise RunawayError(
-                    f"game {index} (seed {settings.seed}) ran past {settings.max_rounds} rounds "
-                    "without a winner: engine bug"
-                )
-            rnd = game.start_round()
-            where = f"game {index} round {game.rounds_played + 1} (seed {settings.seed})"
-            stats.actions += play_round(rnd, bots, max_actions=settings.max_actions, where=where)
-            stats.turns += rnd.turns
-            stats.rounds += 1
-            result = game.finish_round()
-            stats.round_wins[result["winner"]] += 1
-            for s, gained in enumerate(result["gained"]):
-                stats.points[s] += gained
-        for s in game.winners:
-            stats.wins[s] += 1
-        stats.games += 1
-        stats.hits += launcher.hits
-        stats.dry_hits += launcher.dry_hits
-        stats.cards_fired += launcher.cards_fired
-        if progress is not None:
-            progress(index + 1, settings.games)
+    try:
+        for index in range(settings.games):
+            _merge(stats, _play_game(settings, rules, index))
+            if progress is not None:
+                progress(index + 1, settings.games)
+    except KeyboardInterrupt:
+        # Ctrl-C stops the run, not its report: the games finished so far are kept.
+        stats.interrupted = True
     stats.elapsed_s = time.perf_counter() - started
     return stats
+
+
+def _play_game(settings: SimSettings, rules: Any, index: int) -> SimStats:
+    """Game `index` of the run, its totals in a SimStats of its own (merged once it is over)."""
+    stats = SimStats(players=settings.players, games=1)
+    seed = game_seed(settings.seed, index)
+    seeds = random.Random(seed)
+    launcher = VirtualLauncher.seeded(seeds.getrandbits(63))
+    bots = [make_bot(name, seeds.getrandbits(63)) for name in settings.bots]
+    game = Game(
+        settings.deck,
+        rules,
+        launcher,
+        settings.players,
+        mode=settings.mode,
+        target=settings.target,
+        seed=seeds.getrandbits(63),
+        log=False,
+    )
+    while not game.over:
+        if game.rounds_played >= settings.max_rounds:
+            raise RunawayError(
+                f"game {index} (seed {settings.seed}) ran past {settings.max_rounds} rounds "
+                "without a winner: engine bug"
+            )
+        rnd = game.start_round()
+        where = f"game {index} round {game.rounds_played + 1} (seed {settings.seed})"
+        stats.actions += play_round(rnd, bots, max_actions=settings.max_actions, where=where)
+        stats.turns += rnd.turns
+        stats.rounds += 1
+        result = game.finish_round()
+        stats.round_wins[result["winner"]] += 1
+        for s, gained in enumerate(result["gained"]):
+            stats.points[s] += gained
+    for s in game.winners:
+        stats.wins[s] += 1
+    stats.hits = launcher.hits
+    stats.dry_hits = launcher.dry_hits
+    stats.cards_fired = launcher.cards_fired
+    return stats
+
+
+def _merge(total: SimStats, game: SimStats) -> None:
+    """Add one finished game's totals to the run's."""
+    for name in ("games", "rounds", "turns", "actions", "hits", "dry_hits", "cards_fired"):
+        setattr(total, name, getattr(total, name) + getattr(game, name))
+    for name in ("wins", "round_wins", "points"):
+        mine, theirs = getattr(total, name), getattr(game, name)
+        for seat, value in enumerate(theirs):
+            mine[seat] += value
 
 
 # -- command line ---------------------------------------------------------------------------
@@ -203,11 +227,12 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "sim",
         help="simulate many games between bots",
-        description="Play whole games between bots with the virtual launcher; print statistics.",
+        description="Play whole games between bots with the virtual launcher; print statistics. "
+        "Ctrl-C stops the run and still reports the games finished (exit 130).",
     )
-    p.add_argument("--players", type=int, default=4, help="seats, 2..10 (default 4)")
-    p.add_argument("--games", type=int, default=100, help="games to play (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
+    p.add_argument("--players", type=whole_number, default=4, help="seats, 2..10 (default 4)")
+    p.add_argument("--games", type=whole_number, default=100, help="games to play (default 100)")
+    p.add_argument("--seed", type=whole_number, default=0, help="seed of the whole run (default 0)")
     p.add_argument(
         "--deck",
         default="attack",
@@ -221,7 +246,7 @@ def register(subparsers: Any) -> None:
         help="rule preset for a deck file (default: the deck preset, or attack)",
     )
     p.add_argument("--mode", default="target", help=f"scoring: {', '.join(SCORING_MODES)}")
-    p.add_argument("--target", type=int, default=500, help="points that end a game (500)")
+    p.add_argument("--target", type=whole_number, default=500, help="points that end a game (500)")
     p.add_argument(
         "--bots",
         default="heuristic",
@@ -242,8 +267,8 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
     """Check the command-line values; InputError (exit 2) naming the value and what is allowed."""
     if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
         raise InputError(f"--players {args.players}: from {MIN_PLAYERS} to {MAX_PLAYERS}")
-    if args.games < 1:
-        raise InputError(f"--games {args.games}: at least 1")
+    if not 1 <= args.games <= MAX_GAMES:
+        raise InputError(f"--games {args.games}: from 1 to {MAX_GAMES}")
     if args.target < 1:
         raise InputError(f"--target {args.target}: at least 1 point")
     if args.mode not in SCORING_MODES:
@@ -302,6 +327,14 @@ def _parse_option(text: str) -> tuple[str, object]:
     return name, value
 
 
+def whole_number(text: str) -> int:
+    """argparse type: an integer, with a message that says so (argparse's says `invalid int`)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
 class _ProgressBar:
     """A one-line progress bar on a terminal (stderr); silent when stderr is not a terminal."""
 
@@ -324,11 +357,20 @@ class _ProgressBar:
             self.stream.write("\n")
         self.stream.flush()
 
+    def close(self) -> None:
+        """End a bar left mid-line (a run cut short), so the report starts on its own line."""
+        if self.enabled and self.last >= 0 and self.last < 30:
+            self.stream.write("\n")
+            self.stream.flush()
+
 
 def run(args: argparse.Namespace) -> int:
     """`unoattack sim`."""
     settings = settings_from_args(args)
-    stats = run_sim(settings, progress=_ProgressBar(sys.stderr))
+    bar = _ProgressBar(sys.stderr)
+    stats = run_sim(settings, progress=bar)
+    if stats.interrupted:
+        bar.close()
     data = {
         "players": settings.players,
         "deck": settings.deck.name,
@@ -343,12 +385,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data))
     else:
-        print(format_table(data))
-    return 0
+        print(format_table(data, asked=settings.games))
+    return 130 if stats.interrupted else 0  # 130: the shell's code for Ctrl-C
 
 
-def format_table(data: dict[str, Any]) -> str:
-    """The human-readable report."""
+def format_table(data: dict[str, Any], *, asked: int | None = None) -> str:
+    """The human-readable report (`asked`: games requested, named when Ctrl-C cut the run)."""
     lines = [
         f"{data['games']} games, {data['rounds']} rounds: {data['players']} players, "
         f"{data['deck']} deck, {data['mode']} to {data['target']}, seed {data['seed']}",
@@ -368,4 +410,7 @@ def format_table(data: dict[str, Any]) -> str:
         f"cards fired           {data['cards_fired']}",
         f"elapsed               {data['elapsed_s']:.2f} s",
     ]
+    if data.get("interrupted"):
+        of = f" of {asked}" if asked is not None else ""
+        lines.append(f"interrupted by Ctrl-C after {data['games']}{of} games")
     return "\n".join(lines)

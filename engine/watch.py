@@ -9,13 +9,128 @@ using, or stop the referee first (it resumes where it stopped).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import select
+import signal
+import stat
 import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 from engine.errors import InputError
 
-__all__ = ["describe", "register", "run_watch"]
+__all__ = ["describe", "port_problem", "register", "run_watch", "stop_when_reader_goes"]
+
+PORT_FORMS = (
+    "a serial device such as /dev/ttyACM0, a pty path, or a pyserial URL (socket://, rfc2217://)"
+)
+
+
+def _serial_ports() -> str:
+    """The serial ports this machine has, for a message (pyserial's list; best effort)."""
+    try:
+        from serial.tools import list_ports
+
+        names = sorted(p.device for p in list_ports.comports())
+    except Exception:  # only decorates an error message
+        names = []
+    return ", ".join(names) if names else "none found"
+
+
+def port_problem(port: str) -> tuple[int, str] | None:
+    """Why `port` cannot be a box's serial port, found before opening it, as (exit code,
+    one-line message); None when it may be one. A regular file or a directory is the user's
+    mistake (exit 2); a device path that does not exist is most often an unplugged box (exit 1,
+    reported as `UNREACHABLE` like the client's own failure to open it).
+    """
+    if "://" in port:
+        return None  # a URL: pyserial checks it when the client opens it
+    path = Path(port)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return 1, (
+            f"no serial port at {port}: is the box plugged in? serial ports here: {_serial_ports()}"
+        )
+    except OSError as exc:
+        return 1, f"cannot use {port}: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return 2, f"{port} is a directory, not a serial port; give {PORT_FORMS}"
+    if stat.S_ISREG(mode):
+        return 2, f"{port} is a regular file, not a serial port; give {PORT_FORMS}"
+    return None
+
+
+@contextlib.contextmanager
+def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Event]:
+    """While inside, a closed pipe on `stream` (stdout: `watch | head -1`) interrupts the main
+    thread like Ctrl-C, and the yielded event is set. A quiet box gives watch nothing to write,
+    so without this it would wait for ever for the write that finds the reader gone.
+    Does nothing unless `stream` is a pipe."""
+    gone = threading.Event()
+    stream = stream if stream is not None else sys.stdout
+    try:
+        fd = stream.fileno()
+        is_pipe = stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except (AttributeError, OSError, ValueError):
+        is_pipe = False
+    if not is_pipe or threading.current_thread() is not threading.main_thread():
+        yield gone
+        return
+    done = threading.Event()
+    armed = threading.Event()  # interrupt only once the caller's block runs, never mid-setup
+    main = threading.main_thread().ident
+
+    def wait_for_reader_to_go() -> None:
+        poller = select.poll()
+        poller.register(fd, 0)  # no events asked: only POLLERR (reader gone) can be reported
+        while not done.is_set():
+            if poller.poll(200) and armed.wait():
+                gone.set()
+                if not done.is_set() and main is not None:
+                    signal.pthread_kill(main, signal.SIGINT)
+                return
+
+    thread = threading.Thread(target=wait_for_reader_to_go, name="watch-pipe", daemon=True)
+    try:
+        thread.start()
+        armed.set()
+        yield gone
+    finally:
+        armed.set()
+        done.set()
+        thread.join(timeout=1.0)
+        if gone.is_set():
+            silence(stream)
+
+
+def silence(stream: TextIO) -> None:
+    """Point `stream`'s file descriptor at /dev/null: its reader left, and flushing it at exit
+    would only print an error."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds (e.g. 5 or 0.5), got {text!r}"
+        ) from None
 
 
 def _ms(value: Any) -> str:
@@ -80,49 +195,69 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--port", required=True, help="the box's serial port (or a pyserial URL)")
     p.add_argument("--json", action="store_true", help="print each event as a JSON line")
-    p.add_argument("--count", type=int, default=0, help="stop after this many events (0: never)")
+    p.add_argument("--count", type=_whole, default=0, help="stop after this many events (0: never)")
     p.add_argument(
         "--replay",
         action="store_true",
         help="first print every event the box still keeps in its journal, then live ones",
     )
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the box (5)")
+    p.add_argument("--timeout", type=_seconds, default=5.0, help="seconds to wait for the box (5)")
     p.set_defaults(func=run_watch)
 
 
 def run_watch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """`unoattack watch`: connect, then print events until Ctrl-C or `--count` events."""
-    from engine.client import BoxClient
+    from engine.client import BoxError
 
     if args.count < 0:
         raise InputError(f"--count {args.count}: 0 (for ever) or more")
-    if args.timeout <= 0:
+    if not 0 < args.timeout < float("inf"):
         raise InputError(f"--timeout {args.timeout:g}: above 0 seconds")
+    problem = port_problem(args.port)
+    if problem is not None:
+        code, message = problem
+        raise InputError(message) if code == 2 else BoxError("UNREACHABLE", message)
     out = out or sys.stdout
-    seen = 0
     try:
-        client = BoxClient(args.port, timeout=args.timeout)
-        if args.replay:
-            # Learn the box's stream, then come back claiming to have seen nothing of it: the
-            # box replays its journal from the start.
-            with BoxClient(args.port, timeout=args.timeout) as probe:
-                stream = probe.box.get("stream")
-            client.position.stream, client.position.seq = stream, 0
-        with client:
-            if not args.json:
-                box = client.box
-                print(
-                    f"watching {box.get('name', 'the box')} on {args.port} "
-                    f"(state {box.get('state')}, stream {box.get('stream')}); Ctrl-C stops",
-                    file=out,
-                    flush=True,
-                )
-            for event in client.events():
-                line = json.dumps(event, separators=(",", ":")) if args.json else describe(event)
-                print(line, file=out, flush=True)
-                seen += 1
-                if args.count and seen >= args.count:
-                    break
+        with stop_when_reader_goes(out):
+            _watch(args, out)
     except KeyboardInterrupt:
-        pass  # Ctrl-C is how watching ends
+        pass  # Ctrl-C (or the reader of our pipe leaving) is how watching ends
+    except BoxError as exc:
+        if exc.code == "BAD_PORT":  # not a port name pyserial knows: the user's mistake
+            raise InputError(str(exc)) from None
+        raise
+    except BrokenPipeError:
+        # The reader left while we were writing: as quiet as Ctrl-C.
+        silence(out)
     return 0
+
+
+def _watch(args: argparse.Namespace, out: TextIO) -> int:
+    """Connect and print events until `--count` (or an interruption); returns how many."""
+    from engine.client import BoxClient
+
+    seen = 0
+    client = BoxClient(args.port, timeout=args.timeout)
+    if args.replay:
+        # Learn the box's stream, then come back claiming to have seen nothing of it: the
+        # box replays its journal from the start.
+        with BoxClient(args.port, timeout=args.timeout) as probe:
+            stream = probe.box.get("stream")
+        client.position.stream, client.position.seq = stream, 0
+    with client:
+        if not args.json:
+            box = client.box
+            print(
+                f"watching {box.get('name', 'the box')} on {args.port} "
+                f"(state {box.get('state')}, stream {box.get('stream')}); Ctrl-C stops",
+                file=out,
+                flush=True,
+            )
+        for event in client.events():
+            line = json.dumps(event, separators=(",", ":")) if args.json else describe(event)
+            print(line, file=out, flush=True)
+            seen += 1
+            if args.count and seen >= args.count:
+                break
+    return seen

@@ -38,6 +38,9 @@ MODES = ("fire", "dispense")
 DEFAULT_PRESSES = 20
 DEFAULT_BURST = 5
 MAX_PRESSES = 100_000
+# `stopped` of a run ended by Ctrl-C: the rows so far are still summarised and written.
+INTERRUPTED = "interrupted (Ctrl-C)"
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 # A card interval this much longer than the median is a slot that fed nothing (a misfeed).
 SLIP_FACTOR = 1.5
 TIMINGS: tuple[tuple[str, str], ...] = (
@@ -558,8 +561,7 @@ def run_bench(
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     if presses is None and cards is None:
         presses = DEFAULT_PRESSES
-    max_burst = config.limits.max_burst
-    burst = min(burst, max_burst)
+    burst = min(burst, config.limits.max_burst)
     recorder = Recorder()
     daemon = BenchDaemon(
         config, recorder=recorder, factory=factory, plant=plant, config_path=config_path
@@ -572,34 +574,23 @@ def run_bench(
         if daemon_hook is not None:
             daemon_hook(daemon)
         out = 0
-        # A hazard model fires eventually; this bound only stops a model that never does.
-        limit = presses if presses is not None else max(100, 200 * (cards or 0))
-        while len(records) < limit and (cards is None or out < cards):
-            if plant is not None and daemon.hopper is not None and daemon.hopper <= max_burst:
-                # The person at a mock box refills the hopper before it runs dry.
-                _command(daemon, "load", {"total": max(int(config.plant.hopper), 2 * max_burst)})
-            if daemon.state in ("jammed", "empty", "fault", "stopping"):
-                stopped = f"the box is {daemon.state}" + (
-                    f" ({daemon.fault_reason})" if daemon.fault_reason else ""
-                )
-                break
-            if mode == "fire":
-                reply = _command(daemon, "press", {})
-                count = max_burst
-            else:
-                count = burst if cards is None else max(1, min(burst, cards - out))
-                reply = _command(daemon, "dispense", {"count": count})
-            if not reply.get("ok"):
-                stopped = f"the box refused the {mode}: {reply['error']['message']}"
-                break
-            record = recorder.wait_fire(int(reply["press_id"]), _press_timeout_s(config, count))
-            records.append(record)
-            out += record.ejected
-            if progress is not None:
-                progress.update(len(records) if presses is not None else out, out)
-            if record.reason in ("locked", "queue_full", "stopping", "fault", "interrupted"):
-                stopped = f"press {record.press_id} was not served ({record.reason})"
-                break
+        try:
+            stopped, out = _press_loop(
+                daemon,
+                recorder,
+                records,
+                config=config,
+                plant=plant,
+                mode=mode,
+                presses=presses,
+                cards=cards,
+                burst=burst,
+                progress=progress,
+            )
+        except KeyboardInterrupt:
+            # Ctrl-C ends the run, not the record of it: the presses done so far are kept.
+            stopped = INTERRUPTED
+            out = sum(r.ejected for r in records)
     elapsed = time.monotonic() - started
     if progress is not None:
         progress.update(len(records) if presses is not None else out, out, force=True)
@@ -615,6 +606,54 @@ def run_bench(
         stopped=stopped,
     )
     return BenchResult(records=records, summary=summary, pulses=list(recorder.pulses))
+
+
+def _press_loop(
+    daemon: Daemon,
+    recorder: Recorder,
+    records: list[PressRecord],
+    *,
+    config: Any,
+    plant: Any,
+    mode: str,
+    presses: int | None,
+    cards: int | None,
+    burst: int,
+    progress: Progress | None,
+) -> tuple[str | None, int]:
+    """Press until done; appends to ``records`` as it goes. Returns (why it stopped, cards out)."""
+    max_burst = config.limits.max_burst
+    stopped: str | None = None
+    out = 0
+    # A hazard model fires eventually; this bound only stops a model that never does.
+    limit = presses if presses is not None else max(100, 200 * (cards or 0))
+    while len(records) < limit and (cards is None or out < cards):
+        if plant is not None and daemon.hopper is not None and daemon.hopper <= max_burst:
+            # The person at a mock box refills the hopper before it runs dry.
+            _command(daemon, "load", {"total": max(int(config.plant.hopper), 2 * max_burst)})
+        if daemon.state in ("jammed", "empty", "fault", "stopping"):
+            stopped = f"the box is {daemon.state}" + (
+                f" ({daemon.fault_reason})" if daemon.fault_reason else ""
+            )
+            break
+        if mode == "fire":
+            reply = _command(daemon, "press", {})
+            count = max_burst
+        else:
+            count = burst if cards is None else max(1, min(burst, cards - out))
+            reply = _command(daemon, "dispense", {"count": count})
+        if not reply.get("ok"):
+            stopped = f"the box refused the {mode}: {reply['error']['message']}"
+            break
+        record = recorder.wait_fire(int(reply["press_id"]), _press_timeout_s(config, count))
+        records.append(record)
+        out += record.ejected
+        if progress is not None:
+            progress.update(len(records) if presses is not None else out, out)
+        if record.reason in ("locked", "queue_full", "stopping", "fault", "interrupted"):
+            stopped = f"press {record.press_id} was not served ({record.reason})"
+            break
+    return stopped, out
 
 
 def _command(daemon: Daemon, op: str, args: dict, timeout: float = 10.0) -> dict:
@@ -648,8 +687,15 @@ def _bench(args: argparse.Namespace) -> int:
         raise UsageError(
             "--plot needs matplotlib: pip install 'unoattack-launcher[plot]' (or drop --plot)"
         )
+    if args.plot and Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
+        # matplotlib would quietly add ".png" and write a file the user did not name.
+        raise UsageError(
+            f"--plot {args.plot}: name the image file with one of {', '.join(PLOT_SUFFIXES)}"
+        )
     for option, target in (("--csv", args.csv), ("--plot", args.plot)):
         # Find out now, not after a long run, that the results cannot be written.
+        if target and Path(target).is_dir():
+            raise UsageError(f"{option} {target}: is a directory; give a file name")
         folder = Path(target).parent if target else None
         if folder is not None and not (folder.is_dir() and os.access(folder, os.W_OK)):
             raise UsageError(
@@ -714,6 +760,8 @@ def _bench(args: argparse.Namespace) -> int:
         for label, target in (("rows", args.csv), ("plot", args.plot)):
             if target:
                 print(f"{label} written to {target}")
+    if result.summary["stopped"] == INTERRUPTED:
+        return 130  # the shell's code for Ctrl-C, after the rows so far were written
     return 0 if result.summary["stopped"] is None else 1
 
 
@@ -731,7 +779,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="bench-test the ejector: timings, misfeeds, jams, cards per press",
         description="Drive the ejector through the daemon's state machine and safety limits, "
         "record one row per press and per card, and print a summary. Refuses to run while the "
-        "launcher daemon holds the pins. Exit 1 if the run stopped early (jam, empty, fault).",
+        "launcher daemon holds the pins. Exit 1 if the run stopped early (jam, empty, fault); "
+        "Ctrl-C stops it and still prints and writes what was measured (exit 130).",
     )
     parser.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
     parser.add_argument(

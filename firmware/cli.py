@@ -29,6 +29,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit code 2 (no usage dump on stderr)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if message.endswith("required: COMMAND"):
+            # argparse names the missing slot but not what may fill it.
+            message = f"give a command: {', '.join(COMMANDS)} (or --help)"
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
@@ -74,6 +77,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `... | head` closed our stdout: not an error worth a traceback.
         _silence_stdout()
         return 0
+    except (UnicodeDecodeError, OSError) as exc:
+        # Last line of defence: a file or device the user named cannot be used. The command
+        # should have said so itself; one line here still beats a traceback.
+        print(f"launcher: {_describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_USAGE if _is_user_path_error(exc) else 1
+
+
+def _is_user_path_error(exc: BaseException) -> bool:
+    """A path that does not exist, is a directory, or is not ours to use: the user's input."""
+    return isinstance(
+        exc,
+        UnicodeDecodeError
+        | FileNotFoundError
+        | IsADirectoryError
+        | NotADirectoryError
+        | PermissionError,
+    )
+
+
+def _describe_os_error(exc: BaseException) -> str:
+    """`cannot use PATH: reason` for an OSError, `not a UTF-8 text file` for a decode error."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "a file given is not UTF-8 text (binary or another encoding)"
+    assert isinstance(exc, OSError)
+    reason = (exc.strerror or str(exc) or type(exc).__name__).rstrip(".")
+    if exc.filename is not None:
+        return f"cannot use {exc.filename}: {reason[0].lower()}{reason[1:]}"
+    return reason
 
 
 def _silence_stdout() -> None:

@@ -360,10 +360,14 @@ def write_config(path: str, params: JamParams) -> None:
     """Write the fitted values into the config at ``path``, atomically, after checking the
     result loads. ``UsageError`` if the file cannot be read; ``ConfigError`` if it is broken."""
     target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--write-config {path}: is a directory; give the config file to update")
     try:
-        text = target.read_text(encoding="utf-8")
+        text = target.read_bytes().decode("utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file (TOML must be UTF-8); not rewritten") from None
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -380,7 +384,11 @@ def write_config(path: str, params: JamParams) -> None:
         except ImportError:  # pragma: no cover - config.py ships with this package
             load = None
         if load is not None:
-            load(tmp)
+            try:
+                load(tmp)
+            except ConfigError as exc:
+                # Name the user's file, not our temporary copy of it.
+                raise ConfigError(f"{str(exc).replace(tmp, path)}; not rewritten") from None
         if target.exists():
             os.chmod(tmp, target.stat().st_mode & 0o7777)
         os.replace(tmp, target)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
@@ -37,6 +39,8 @@ OPS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 # Box error codes that mean the person asked for something wrong (exit 2, not 1).
 USAGE_CODES = frozenset({"BAD_ARG", "UNKNOWN_OP", "BAD_PORT"})
+# The first bytes of every SQLite database file (the host state file is one).
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -105,6 +109,25 @@ def parse_op(op: str, values: list[str]) -> list[int]:
     return numbers
 
 
+def _check_state_path(path: str) -> None:
+    """ValueError unless `path` can be the host state file (an existing file or a new one in an
+    existing folder): found here, the client's SQLite message would not say which is wrong."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"--state {path}: is a directory; give a file name")
+    if not target.exists() and not target.parent.is_dir():
+        raise ValueError(f"--state {path}: folder {target.parent} does not exist")
+    if target.is_file() and target.stat().st_size:
+        with target.open("rb") as handle:
+            head = handle.read(len(SQLITE_MAGIC))
+        if head != SQLITE_MAGIC:
+            # Not ours: refuse rather than let SQLite fail (or a typo point at a precious file).
+            raise ValueError(
+                f"--state {path}: not a host state file (SQLite); give a new file name or one "
+                "an earlier --state run wrote"
+            )
+
+
 def describe_event(event: dict[str, Any]) -> str:
     """One readable line for an event: seq, box time, kind and what happened."""
     kind = event.get("kind", "?")
@@ -165,22 +188,35 @@ def run(args: argparse.Namespace) -> int:
     """Handler of `launcher send`."""
     # the host client lives in engine/; imported here so `launcher --help` does not need it
     from engine.client import BoxClient, BoxError
+    from engine.watch import port_problem, stop_when_reader_goes
 
     try:
         numbers = parse_op(args.op, args.args)
         if args.total and args.op != "load":
             raise ValueError("--total only goes with load")
-        if args.timeout <= 0 or args.wait <= 0:
+        if not (0 < args.timeout < math.inf and 0 < args.wait < math.inf):
             raise ValueError("--timeout and --wait must be above 0 seconds")
+        if args.state is not None:
+            _check_state_path(args.state)
     except ValueError as exc:
         print(f"launcher send: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    problem = port_problem(args.port)
+    if problem is not None:
+        code, message = problem
+        print(
+            f"launcher send: {'UNREACHABLE: ' if code == EXIT_RUNTIME else ''}{message}",
+            file=sys.stderr,
+        )
+        return code
     op = args.op
     try:
         with BoxClient(args.port, state_path=args.state, timeout=args.timeout) as client:
             if op == "watch":
-                for event in client.events():
-                    _print(args, event, lambda e=event: describe_event(e))
+                # `watch | head -1` ends when head does, even while the box is quiet.
+                with stop_when_reader_goes(sys.stdout):
+                    for event in client.events():
+                        _print(args, event, lambda e=event: describe_event(e))
                 return EXIT_OK
             if op in ("press", "dispense"):
                 press_id = client.press() if op == "press" else client.dispense(numbers[0])
