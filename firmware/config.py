@@ -100,10 +100,11 @@ class EjectorConfig:
 
 @dataclass(frozen=True)
 class TimingConfig:
-    """`[timing]`: jam detection, cooldown and button timings."""
+    """`[timing]`: jam detection, cooldown, end-of-burst settle and button timings."""
 
     card_timeout_ms: int = 800
     cooldown_ms: int = 300
+    settle_ms: int = 100
     hold_clear_s: float = 2.0
     debounce_ms: int = 20
 
@@ -457,6 +458,7 @@ def load(path: str | Path) -> Config:
             "card_timeout_ms", TimingConfig.card_timeout_ms, lo=50, hi=60000
         ),
         cooldown_ms=sec.getint("cooldown_ms", TimingConfig.cooldown_ms, lo=0, hi=60000),
+        settle_ms=sec.getint("settle_ms", TimingConfig.settle_ms, lo=0, hi=5000),
         hold_clear_s=sec.getfloat("hold_clear_s", TimingConfig.hold_clear_s, lo=0.5, hi=30),
         debounce_ms=sec.getint("debounce_ms", TimingConfig.debounce_ms, lo=0, hi=500),
     )

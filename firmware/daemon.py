@@ -3,10 +3,12 @@
 Everything runs on the loop thread (``firmware/loop.py``). A press — from the button, the host or a
 ``dispense`` — gets a press id from the journal, a ``press`` event, a place in a bounded queue and,
 eventually, exactly one ``fire`` event. The jam model decides how many cards a press fires; the
-ejector runs until the exit sensor has counted them. Safety is the loop's job: each power output
-carries a ``max_on_ms`` deadline, a feed with no card for ``card_timeout_ms`` tries reverse pulses
-and then latches ``jammed``, the solenoid's duty is capped, and any handler error turns every
-output off and latches ``fault``.
+ejector runs until the exit sensor has counted them, and a feed motor's burst keeps counting for
+``settle_ms`` after the motor stops (a coasting card is the fire's ``extra``). Every card the
+sensor counts is in a ``fire`` or, with no burst counting, a ``stray`` event. Safety is the
+loop's job: each power output carries a ``max_on_ms`` deadline, a feed with no card for
+``card_timeout_ms`` tries reverse pulses and then latches ``jammed``, the solenoid's duty is
+capped, and any handler error turns every output off and latches ``fault``.
 
 ``launcher run`` (``register``) is the command-line front of :class:`Daemon`.
 """
@@ -73,6 +75,7 @@ class Burst:
     awaiting_card: bool = False  # solenoid: the last pulse's card has not crossed yet
     recovered: bool = True  # solenoid: recovery time after the last pulse has passed
     waiting_beam: bool = False  # spin-up waits for a card still in the beam to leave it
+    settling: bool = False  # planned cards out, feed off: still counting until ``settle_ms``
 
     def card_ms(self) -> list[int]:
         """Milliseconds from feed start to each card."""
@@ -124,7 +127,8 @@ class Daemon:
         self.fault_reason: str | None = None
         self.aim_seat: int | None = None
         self.last_selftest: dict[str, Any] | None = None
-        self.stray_cards = 0  # cards counted with no burst running
+        self.stray_cards = 0  # cards counted with no burst running (each one a ``stray`` event)
+        self.last_burst_press_id: int | None = None  # the press of the last burst (``stray``)
         self._subscribers: list[Callable[[dict], None]] = []
         self._history: deque[dict] = deque(maxlen=HISTORY)
         self._history_cond = threading.Condition()
@@ -467,6 +471,7 @@ class Daemon:
                 total_ms=None,
                 card_ms=list(press.get("card_ms", [])),
                 hopper=self.hopper,
+                extra=max(0, int(press.get("ejected", 0)) - int(press.get("planned", 0))),
             )
 
     def _on_watchdog(self, event: Event | None) -> None:
@@ -604,6 +609,7 @@ class Daemon:
             total_ms=total_ms,
             card_ms=card_ms,
             hopper=self.hopper,
+            extra=max(0, ejected - planned),
         )
         if waiting:
             self._save_inflight()
@@ -662,7 +668,10 @@ class Daemon:
 
     def _ramp(self) -> None:
         ejector = self._devices().ejector
-        if self.burst is None or self.state != "spinup" or not isinstance(ejector, MotorEjector):
+        burst = self.burst
+        if burst is None or burst.settling or self.state != "spinup":
+            return
+        if not isinstance(ejector, MotorEjector):
             return
         if ejector.direction != 1:
             # An unjam pulse is running; the ramp resumes when it ends at full speed.
@@ -686,14 +695,15 @@ class Daemon:
             self.hopper = max(0, self.hopper - 1)
         burst = self.burst
         if burst is None or self.state not in ("spinup", "ejecting"):
-            self.stray_cards += 1
-            log.warning("card at the beam with no burst running (%d so far)", self.stray_cards)
+            self._stray()
             return
         burst.cards.append(event.t_ns)
         burst.awaiting_card = False
         self._save_inflight()
+        if burst.settling:
+            return  # a card behind the burst: counted in it as ``extra``; the settle timer ends it
         if len(burst.cards) >= burst.planned:
-            self._finish("fired", trigger="burst_done")
+            self._burst_done()
             return
         if isinstance(self._devices().ejector, SolenoidEjector):
             self.loop.cancel_timer("card_timeout")
@@ -702,9 +712,38 @@ class Daemon:
         else:
             self._arm_card_timeout()
 
+    def _stray(self) -> None:
+        """A card crossed the beam with no burst counting: report it, never drop it."""
+        self.stray_cards += 1
+        log.warning("card at the beam with no burst running (%d so far)", self.stray_cards)
+        self._emit("stray", count=1, hopper=self.hopper, after_press_id=self.last_burst_press_id)
+
+    def _burst_done(self) -> None:
+        """The planned cards are out: stop the feed, then keep counting for ``settle_ms``.
+
+        A feed roller coasts, and a loop that reacted late may have let it push one more card;
+        such a card reaches the beam after the motor stops. Counting it in this burst (the fire
+        event's ``extra``) keeps the host's count equal to what left the hopper. A solenoid moves
+        one card per pulse and stops dead, so its burst ends at once.
+        """
+        burst = self.burst
+        assert burst is not None
+        settle = self.config.timing.settle_ms
+        if settle <= 0 or not isinstance(self._devices().ejector, MotorEjector):
+            self._finish("fired", trigger="burst_done")
+            return
+        self.outputs_off()  # feed (and flywheel) off now; the state stays until the fire
+        burst.settling = True
+        self.loop.set_timer("settle", settle, "settled")
+
+    def _settled(self) -> None:
+        burst = self.burst
+        if burst is not None and burst.settling:
+            self._finish("fired", trigger="burst_done")
+
     def _on_card_timeout(self) -> None:
         burst = self.burst
-        if burst is None or self.state not in ("spinup", "ejecting"):
+        if burst is None or burst.settling or self.state not in ("spinup", "ejecting"):
             return
         if self.hopper == 0 or self._hopper_switch_empty():
             self.hopper = 0
@@ -725,7 +764,7 @@ class Daemon:
 
     def _reverse_done(self) -> None:
         ejector = self._devices().ejector
-        if self.burst is None or not isinstance(ejector, MotorEjector):
+        if self.burst is None or self.burst.settling or not isinstance(ejector, MotorEjector):
             return
         ejector.forward(1.0)
         if self.state == "spinup":
@@ -787,7 +826,13 @@ class Daemon:
         burst = self.burst
         assert burst is not None
         self.outputs_off()
+        self.loop.cancel_timer("settle")
         self.burst = None
+        self.last_burst_press_id = burst.press.press_id
+        if burst.settling:
+            # Every planned card was out before whatever ends the settle window early (empty
+            # hopper, fault, shutdown): the press fired.
+            reason = "fired"
         ejected = len(burst.cards)
         self._fire(
             burst.press,
@@ -848,7 +893,10 @@ class Daemon:
         if name == "hopper_empty":
             if active:
                 self.hopper = 0
-                if self.burst is not None:
+                if self.burst is not None and self.burst.settling:
+                    self._settled()  # the last planned card emptied it: fired, then empty
+                    self._enter_empty(None)
+                elif self.burst is not None:
                     self._finish("empty", trigger="run_empty")
                 elif self.state in ("idle", "locked", "cooldown"):
                     self._enter_empty(None)
@@ -856,7 +904,10 @@ class Daemon:
                 self.model.clear(why="hopper refilled")
                 self._pump()
         elif name == "door" and not active and self.burst is not None:
-            self._trip("door", "hopper door opened during a burst")
+            if self.burst.settling:
+                self._settled()  # the feed is already off: the burst is over, nothing to trip
+            else:
+                self._trip("door", "hopper door opened during a burst")
 
     def _on_hold(self) -> None:
         """Long press: clear a latched jam / empty / fault (the person fixed it)."""
@@ -1111,6 +1162,7 @@ _BURST_TIMERS = {
     "pulse_recovered": "_pulse_recovered",
     "sensor_blocked": "_sensor_blocked",
     "beam_clear": "_beam_clear",
+    "settled": "_settled",
 }
 
 _COMMANDS = {

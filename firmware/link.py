@@ -531,7 +531,12 @@ class Link:
         return max(0.0, min(POLL_INTERVAL, self._deadline - self._clock()))
 
     def _flush_replies(self, port: _Port) -> None:
-        while True:
+        # Only the replies queued when this step began: one queued meanwhile goes out after the
+        # events this step finds due. So a reply always follows every event that was due before
+        # its command arrived (a host can sync on it), and replies cannot starve events.
+        with self._lock:
+            todo = len(self._out)
+        for _ in range(todo):
             with self._lock:
                 if not self._out:
                     return

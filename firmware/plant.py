@@ -6,7 +6,8 @@ mechanism would: while the feed motor runs forward a card crosses the exit beam 
 ``feed_interval_ms`` (± seeded jitter) after ``spinup_ms``; with a solenoid one card crosses
 ``spinup_ms`` after each pulse starts. It keeps the hopper count, closes the hopper-empty switch
 when it runs out, keeps the door shut, and can be told to misbehave: ``misfeed(n)``, ``stall()``,
-``stick_sensor(high)``, ``run_empty_after(n)``.
+``stick_sensor(high)``, ``run_empty_after(n)``, ``overrun(n)`` (the motor coasts on for ``n`` more
+cards after it stops) and ``push_card()`` (a card crosses the beam with nothing driving it).
 
 The plant is "the world", so it keeps its own time on its own thread, independent of the daemon's
 loop. Nothing else in the firmware imports it.
@@ -72,6 +73,8 @@ class Plant:
         self._beam_until: int | None = None
         self._pending_pulses: list[int] = []  # solenoid: card crossing times
         self._misfeeds = 0
+        self._overrun = 0  # cards the next stop coasts on for (``overrun``)
+        self._coast = 0  # motor off, card slots still to come from the coasting roller
         self._stalled = False
         self._stuck: bool | None = None
         self._door_open = False
@@ -141,6 +144,22 @@ class Plant:
         with self._cond:
             self._misfeeds += n
 
+    def overrun(self, n: int = 1) -> None:
+        """The roller coasts: the next time the feed motor stops (not reverses), ``n`` more card
+        slots follow at the feed interval as if it still ran. With a solenoid, the next pulse
+        pushes ``n`` cards behind its own."""
+        with self._cond:
+            self._overrun += max(0, int(n))
+            self._cond.notify_all()
+
+    def push_card(self) -> None:
+        """A card crosses the beam now with nothing driving it (pushed by hand, or shaken loose).
+
+        It leaves the hopper like any other; a stall or an empty hopper stops it too."""
+        with self._cond:
+            self._pending_pulses.append(self.clock())
+            self._cond.notify_all()
+
     def stall(self) -> None:
         """A card wedges: nothing crosses the beam until ``fix()``, whatever the motor does."""
         with self._cond:
@@ -195,6 +214,20 @@ class Plant:
                 self._cond.wait(left)
             return True
 
+    def wait_quiet(self, timeout: float) -> bool:
+        """Wait until nothing moves: no card in the beam, none on its way (a running or coasting
+        roller, a solenoid pulse or a pushed card); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while (
+                self._beam_until is not None or self._next_card is not None or self._pending_pulses
+            ):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
     # -- pins ----------------------------------------------------------------------------------
 
     def _watch(self, name: str, pin: Any) -> None:
@@ -242,13 +275,23 @@ class Plant:
         if self._motor_forward():
             if self._running_since is None:
                 self._running_since = now
+                self._coast = 0
                 self._next_card = now + self.config.spinup_ms * _MS + self._interval()
         else:
+            if self._motor_backward():
+                self._coast = 0  # reversing stops the roller dead
+            elif self._running_since is not None and self._overrun > 0:
+                # It coasts: the card slots already under way still come (``overrun``).
+                self._coast, self._overrun = self._overrun, 0
             self._running_since = None
-            self._next_card = None
+            if self._coast == 0:
+                self._next_card = None
 
     def _solenoid_pulse(self, now: int) -> None:
-        self._pending_pulses.append(now + self.config.spinup_ms * _MS)
+        arrive = now + self.config.spinup_ms * _MS
+        # An overrun pushes its cards right behind this pulse's own (the beam keeps them apart).
+        self._pending_pulses.extend([arrive] * (1 + self._overrun))
+        self._overrun = 0
 
     def _interval(self) -> int:
         jitter = self.config.feed_jitter_ms
@@ -294,14 +337,21 @@ class Plant:
             self._beam_until = None
             if self._stuck is None:
                 self._drive_sensor(False)
+            self._cond.notify_all()  # wait_quiet()
         if self._beam_until is not None:
             return  # one card in the beam at a time; the next waits behind it
         if self._next_card is not None and now >= self._next_card:
             self._next_card = now + self._interval()
+            if self._running_since is None:  # a coasting roller's slot
+                self._coast = max(0, self._coast - 1)
+                if self._coast == 0:
+                    self._next_card = None
+                    self._cond.notify_all()  # wait_quiet()
             self._feed_one(now)
         elif self._pending_pulses and now >= min(self._pending_pulses):
             self._pending_pulses.remove(min(self._pending_pulses))
             self._feed_one(now)
+            self._cond.notify_all()  # wait_quiet(), even when nothing came out
 
     def _feed_one(self, now: int) -> None:
         if self._stalled or self.hopper <= 0:

@@ -65,6 +65,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "empty",
     "fault",
     "refill",
+    "stray",
 )
 FIRE_REASONS: tuple[str, ...] = (
     "fired",
@@ -315,11 +316,17 @@ EVENT_FIELDS: dict[str, dict[str, tuple[Any, str, bool]]] = {
         "total_ms": (*_NUM_OR_NULL, False),
         "card_ms": (*_INT_LIST, False),
         "hopper": (*_INT_OR_NULL, False),
+        "extra": (*_INT, False),
     },
     "jam": {"press_id": (*_INT_OR_NULL, False), "retries": (*_INT, False)},
     "empty": {"press_id": (*_INT_OR_NULL, False), "hopper": (*_INT_OR_NULL, False)},
     "fault": {"output": (*_STR_OR_NULL, False), "why": (*_STR_OR_NULL, False)},
     "refill": {"hopper": (*_INT_OR_NULL, False), "added": (*_INT, False)},
+    "stray": {
+        "count": (*_INT, True),
+        "hopper": (*_INT_OR_NULL, False),
+        "after_press_id": (*_INT_OR_NULL, False),
+    },
 }
 
 

@@ -102,6 +102,10 @@ BAD: dict[str, tuple[str | bytes | None, str]] = {
         edit(DEFAULT_TEXT, "box", "seats", "true"),
         ": [box] seats = true: must be a whole number",
     ),
+    "settle-too-long": (
+        edit(DEFAULT_TEXT, "timing", "settle_ms", "60000"),
+        ": [timing] settle_ms = 60000: must be a whole number from 0 to 5000",
+    ),
     "seats-float": (
         edit(DEFAULT_TEXT, "box", "seats", "4.0"),
         ": [box] seats = 4.0: must be a whole number",
