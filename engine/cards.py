@@ -262,6 +262,12 @@ def load_deck(name_or_path: str | Path) -> Deck:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"{path}: cannot read deck file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        # A binary file (an image, a zip) given by mistake: name it rather than the codec.
+        raise InputError(
+            f"{path}: not a deck file (not UTF-8 text); "
+            "a deck file is TOML: name, [cards], [points]"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
     return deck_from_mapping(data, source=str(path), default_name=path.stem)

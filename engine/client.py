@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import itertools
 import logging
 import os
@@ -63,7 +64,8 @@ class BoxError(UnoError, RuntimeError):
     `code` is the wire-protocol error code of the box's reply (`LOCKED`, `BAD_ARG`, ...) or one
     of the client's own:
 
-    - `UNREACHABLE`: the port cannot be opened; `BAD_PORT`: not a port name or URL pyserial knows;
+    - `UNREACHABLE`: the port cannot be opened (missing, busy, no permission); `BAD_PORT`: a
+      regular file or a directory, or not a port name or URL pyserial knows;
     - `TIMEOUT`: no answer in time; `BAD_REPLY`: the box answered with a frame that breaks the
       protocol; `CLOSED`: the client was closed; `STATE`: the host state file cannot be used.
     """
@@ -225,17 +227,28 @@ class BoxClient:
     def connect(self) -> None:
         """Open the port, start the reader and wait for the box to answer `hello`.
 
-        Raises BoxError `UNREACHABLE` when the port cannot be opened and `TIMEOUT` when nothing
-        answers within `timeout`. Calling it again while connected does nothing."""
+        Raises BoxError `UNREACHABLE` when the port cannot be opened, `BAD_PORT` when it is not
+        a serial port at all (a regular file, a directory, an unknown URL), each with one line
+        (`no serial port at X: ...`, `X is a regular file, not a serial port; ...`), and
+        `TIMEOUT` when nothing answers within `timeout`. Calling it again while connected does
+        nothing."""
         if self._closed:
             raise BoxError("CLOSED", "this client was closed; make a new one")
         if self._thread is None:
+            # Check the path first: pyserial's own errors repeat the port name and call a
+            # regular file an "Inappropriate ioctl for device".
+            from engine.watch import port_problem  # lazy: watch imports this module
+
+            problem = port_problem(self.port)
+            if problem is not None:
+                code, message = problem
+                raise BoxError("BAD_PORT" if code == 2 else "UNREACHABLE", message)
             try:
                 ser = _open_port(self.port)
             except ValueError as exc:  # pyserial: unknown URL scheme or bad settings
                 raise BoxError("BAD_PORT", f"cannot use port {self.port!r}: {exc}") from None
             except (serial.SerialException, OSError) as exc:
-                raise BoxError("UNREACHABLE", f"cannot open {self.port}: {_why(exc)}") from None
+                raise BoxError("UNREACHABLE", _open_failure(self.port, exc)) from None
             self._attach(ser)
             self._thread = threading.Thread(
                 target=self._run, name=f"box-reader {self.port}", daemon=True
@@ -638,7 +651,25 @@ class BoxClient:
 
 
 def _why(exc: BaseException) -> str:
-    """A short reason for a port error."""
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
+    """A short reason for a port error, without pyserial's repetition of the port name."""
+    if isinstance(exc, OSError):
+        if isinstance(exc.errno, int) and exc.errno > 0:
+            # pyserial's SerialException keeps the errno but its strerror is a whole sentence
+            # ("could not open port X: [Errno 2] No such file ...: 'X'").
+            return os.strerror(exc.errno)
+        if exc.strerror:
+            return exc.strerror
     return str(exc) or type(exc).__name__
+
+
+def _open_failure(port: str, exc: BaseException) -> str:
+    """One line saying why `port` could not be opened."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if number == errno.ENOENT:
+        return f"no serial port at {port}: is the box plugged in?"
+    if number in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY):
+        # The client opens ports exclusively: a referee or `watch` already holds this one.
+        return f"{port} is in use by another program (a referee or `unoattack watch`?)"
+    if number == errno.ENOTTY:
+        return f"{port} is not a serial port"
+    return f"cannot open {port}: {_why(exc)}"

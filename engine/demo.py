@@ -4,13 +4,14 @@ The demo starts `launcher run --mock --port pty` as a child process (mock pins p
 simulated mechanism), connects to it with `BoxClient`, and plays a `Game` to the target with a mix
 of `HeuristicBot` and `RandomBot`. Every hit is a press over the serial link and takes as many
 cards off the engine's virtual launcher pile as the box's fire event says it ejected; a forced
-Hit 2 is two presses, Hit-Fire is presses until the box fires. After every round the engine's
-pile is checked against the plant's hopper (cards are conserved).
+Hit 2 is two presses, Hit-Fire is presses until the box fires. With `--deck classic` the launcher
+is the draw pile: every draw is a `dispense` of exactly the cards drawn. After every round the
+engine's pile is checked against the plant's hopper (cards are conserved).
 
-`--speed` divides the mechanism's timings in a copy of the default config, so a whole game fits
-in well under a minute; safety limits are left as they are. The child is always stopped (SIGTERM,
-then SIGKILL) on the way out: normal end, error, Ctrl-C, SIGTERM, or the demo dying (the child
-gets SIGTERM from the kernel when its parent goes).
+`--speed` divides the mechanism's timings (`settle_ms` included, floored) in a copy of the
+default config, so a whole game fits in well under a minute; safety limits are left as they are.
+The child is always stopped (SIGTERM, then SIGKILL) on the way out: normal end, error, Ctrl-C,
+SIGTERM, or the demo dying (the child gets SIGTERM from the kernel when its parent goes).
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ SCALED: dict[tuple[str, str], float] = {
     ("plant", "spinup_ms"): 0,
     ("timing", "card_timeout_ms"): 200,
     ("timing", "cooldown_ms"): 20,  # time for a card behind the burst to reach the beam
+    # Motor: the box keeps counting late cards this long after the feed stops, before it reports
+    # the fire. Never below one (scaled) feed interval plus one beam time, so a card a coasting
+    # roller still brings counts in its burst; see _settle_floor.
+    ("timing", "settle_ms"): 0,
     ("timing", "hold_clear_s"): 0.5,
     ("timing", "debounce_ms"): 0,
     ("ejector", "soft_start_ms"): 0,
@@ -92,7 +97,16 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
         m = _ASSIGN.match(line)
         if line.strip().startswith("["):
             section = line.strip().strip("[]").strip()
-        elif m and section == "plant" and m.group(2) in ("feed_interval_ms", "feed_jitter_ms"):
+        elif (
+            m
+            and section == "plant"
+            and m.group(2)
+            in (
+                "feed_interval_ms",
+                "feed_jitter_ms",
+                "beam_ms",
+            )
+        ):
             values[m.group(2)] = float(m.group(4))
     for line in lines:
         stripped = line.strip()
@@ -115,6 +129,8 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
                     SCALED[("plant", "feed_interval_ms")], values["feed_interval_ms"] / speed
                 )
                 number = min(number, interval / 4)
+            elif key == "settle_ms":
+                floor = _settle_floor(values, speed)
             number = max(floor, number)
             new = f"{number:.2f}" if key.endswith("_s") else str(round(number))
         elif section == "box" and key == "seats":
@@ -125,6 +141,20 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
             new = str(seed % 1_000_000_007 + (1 if section == "jam" else 2))
         out.append(f"{indent}{key}{eq}{new if new is not None else value}{rest}")
     return "\n".join(out) + "\n"
+
+
+def _settle_floor(plant: dict[str, float], speed: float) -> float:
+    """The shortest settle window that still counts a card the roller coasts on with: it comes
+    one feed interval (plus at most the jitter) after the last planned card and breaks the beam
+    for `beam_ms`, all as scaled and floored above: 38 ms at the default config's floors, about
+    six beam times."""
+
+    def scaled(key: str) -> float:
+        return max(SCALED[("plant", key)], plant.get(key, SCALED[("plant", key)]) / speed)
+
+    interval = scaled("feed_interval_ms")
+    jitter = min(plant.get("feed_jitter_ms", 0.0) / speed, interval / 4)
+    return interval + jitter + scaled("beam_ms")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,13 +330,25 @@ def signals_as_interrupt() -> Iterator[None]:
 _ANSI = {"R": "31", "Y": "33", "G": "32", "B": "34", None: "35"}
 
 
+def color_wanted(out: TextIO) -> bool:
+    """Colour only on a terminal that shows it: not when piped, not with NO_COLOR set
+    (no-color.org), not on a terminal that declares itself `dumb` (Emacs shell, serial
+    consoles), which prints escape codes as garbage."""
+    if "NO_COLOR" in os.environ or os.environ.get("TERM", "") == "dumb":
+        return False
+    try:
+        return bool(out.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 class Screen:
-    """Readable live output; colours on a terminal (unless NO_COLOR)."""
+    """Readable live output; colours on a terminal (unless NO_COLOR, or TERM=dumb)."""
 
     def __init__(self, out: TextIO, names: list[str]) -> None:
         self.out = out
         self.names = names
-        self.color = out.isatty() and "NO_COLOR" not in os.environ
+        self.color = color_wanted(out)
 
     def line(self, text: str = "") -> None:
         """Print one line now."""
@@ -392,6 +434,8 @@ class Demo:
         ejected = int(event.get("ejected") or 0)
         who = self.names[seat] if seat >= 0 else "dispense"
         got = f"{ejected} card{'s' if ejected != 1 else ''}" if ejected else "dry"
+        # A dispense (a classic draw) asks for exact cards: the jam model's dry streak is moot.
+        streak = f" (dry streak {event.get('dry_streak')})" if seat >= 0 else ""
         reason = event.get("reason")
         note = "" if reason in ("fired", "dry") else f" [{reason}]"
         if event.get("strays"):
@@ -401,10 +445,7 @@ class Demo:
             states = "  box " + ">".join(self.states)
             self.states = []
         context, self.context = self.context, f"    {who}:"
-        self.screen.line(
-            f"{context} press {event.get('press_id')} -> {got}{note} "
-            f"(dry streak {event.get('dry_streak')}){states}"
-        )
+        self.screen.line(f"{context} press {event.get('press_id')} -> {got}{note}{streak}{states}")
 
     # -- play -------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -414,8 +455,9 @@ class Demo:
         scr = self.screen
         game = self.game
         started = time.monotonic()
+        title = "UNO" if game.rules.preset == "classic" else "UNO Attack"
         scr.line(
-            scr.bold(f"UNO Attack demo: {len(self.names)} players to {game.target} points, ")
+            scr.bold(f"{title} demo: {len(self.names)} players to {game.target} points, ")
             + f"{game.deck.name} deck, box on {self.client.port}"
         )
         scr.line(
@@ -461,14 +503,20 @@ class Demo:
                 text += f" naming {act.color}"
             if act.target is not None:
                 text += f" at {self.names[act.target]}"
-        elif act.kind == "hit":
-            # The press line (printed when the box answers) carries this context.
+        elif act.kind in ("hit", "draw"):
+            # The press line (printed when the box answers) carries this context. A classic
+            # draw is a `dispense` of exactly the cards owed.
             if before and before[0]["seat"] == act.seat:
                 due = before[0]
-                owed = "until cards fire" if due.get("until_fire") else f"{due.get('hits')} to go"
-                self.context = f"    {who} must hit ({owed}):"
+                if "draws" in due:
+                    self.context = f"    {who} must draw {due['draws']}:"
+                else:
+                    owed = (
+                        "until cards fire" if due.get("until_fire") else f"{due.get('hits')} to go"
+                    )
+                    self.context = f"    {who} must hit ({owed}):"
             else:
-                self.context = f"  {who} ({size}) hits:"
+                self.context = f"  {who} ({size}) {act.kind}s:"
         rnd.apply(act)
         self.turns += 1
         if act.kind == "play":
@@ -486,9 +534,9 @@ class Demo:
                 scr.line(f"    {who} accuses {target} wrongly")
             else:
                 scr.line(f"    {who} catches {target} without UNO")
-        elif act.kind not in ("play", "hit"):
+        elif act.kind not in ("play", "hit", "draw"):
             scr.line(f"  {who} {act.kind}")
-        if after and after != before and act.kind != "hit":
+        if after and after != before and act.kind not in ("hit", "draw"):
             self._show_pending(rnd)
         if rnd.winner is not None and rnd.winner == act.seat and act.kind == "play":
             scr.line(scr.bold(f"  {who} is out!"))
@@ -496,8 +544,13 @@ class Demo:
     def _show_pending(self, rnd: Any) -> None:
         for due in rnd.pending:
             d = due.to_dict()
-            what = "until cards fire" if d.get("until_fire") else f"{d.get('hits')} times"
-            self.screen.line(f"    -> {self.names[d['seat']]} must hit {what}")
+            if "draws" in d:
+                what = f"draw {d['draws']} card{'s' if d['draws'] != 1 else ''}"
+            elif d.get("until_fire"):
+                what = "hit until cards fire"
+            else:
+                what = f"hit {d.get('hits')} times"
+            self.screen.line(f"    -> {self.names[d['seat']]} must {what}")
 
     def _check_conservation(self, round_no: int, pile: int) -> None:
         """The engine's virtual pile must equal the plant's hopper (cards are conserved)."""
@@ -581,7 +634,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--players", type=int, default=4, help="2 to 10 (default 4)")
     p.add_argument("--seed", type=int, default=1, help="seed of the game and the box (default 1)")
     p.add_argument(
-        "--deck", default="attack", metavar="PRESET", help="attack (default), attack-1998"
+        "--deck",
+        default="attack",
+        metavar="PRESET",
+        help="attack (default), attack-1998, classic (every draw a `dispense 1`), or a deck file",
     )
     p.add_argument(
         "--speed",
@@ -598,8 +654,6 @@ def run_demo(args: argparse.Namespace) -> int:
     """`unoattack demo`."""
     if not 2 <= args.players <= 10:
         raise InputError(f"--players {args.players}: from 2 to 10")
-    if args.deck == "classic":
-        raise InputError("--deck classic: the demo plays UNO Attack (attack or attack-1998)")
     if args.target < 1:
         raise InputError(f"--target {args.target}: a number of points above 0")
     if not 0 < args.speed <= 1000:

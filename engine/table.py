@@ -94,9 +94,13 @@ class Referee:
         self.deck: Deck = load_deck(deck)
         preset = deck if deck in PRESET_NAMES else "attack"
         if preset == "classic":
+            # In classic every draw is one card dispensed from the launcher used as a draw pile;
+            # a button press at the table gives the box no way to know which hand a drawn card
+            # went to unless the referee itself dispenses it, which it does not do (yet).
             raise InputError(
-                "the table referee plays UNO Attack: use --deck attack or attack-1998 "
-                "(classic needs a draw pile, not a launcher)"
+                "--deck classic: the table referee plays UNO Attack only (use --deck attack or "
+                "attack-1998): in classic a draw comes from the launcher, and the box cannot "
+                "know which hand a drawn card went to unless the referee dispenses it"
             )
         self.options: dict[str, object] = dict(options or {})
         self.rules: Rules = rules_for(preset, len(names), **self.options)
@@ -278,7 +282,7 @@ class Referee:
         if card.face == "DA":
             if not 0 <= discarded <= self.hand[seat] - 1:
                 raise RuleError(
-                    f"{who} holds {self.hand[seat]} cards: with {card} they can discard "
+                    f"{who} holds {_plural(self.hand[seat], 'card')}: with {card} they can discard "
                     f"0 to {self.hand[seat] - 1} more"
                 )
         elif discarded:
@@ -435,7 +439,7 @@ class Referee:
         if not 0 < cards <= self.deck.total:
             raise RuleError(f"a hand in play holds 1 to {self.deck.total} cards, not {cards}")
         old, self.hand[seat] = self.hand[seat], cards
-        return [f"{self.name(seat)} holds {cards} cards (was {old})"]
+        return [f"{self.name(seat)} holds {_plural(cards, 'card')} (was {old})"]
 
     def call_uno(self, seat: int | None = None) -> list[str]:
         """A player says UNO: right after going down to one card, or while holding two on their
@@ -1099,11 +1103,11 @@ class TableSession:
         if len(args) != 1 or not args[0].isdigit():
             raise InputError("load N: how many cards the launcher holds now")
         if self.box is None:
-            return [f"launcher holds {args[0]} cards"]
+            return [f"launcher holds {_plural(int(args[0]), 'card')}"]
         reply = self.box.load(total=int(args[0]))
         with contextlib.suppress(UnoError):
             self.box.clear()
-        return [f"box hopper: {reply.get('hopper', args[0])} cards"]
+        return [f"box hopper: {_plural(int(reply.get('hopper', args[0])), 'card')}"]
 
     def _clear(self) -> list[str]:
         if self.box is None:
@@ -1332,12 +1336,30 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
+def _check_state_folder(state: Path) -> None:
+    """The state file's folder must exist before the game starts: finding out at the first save
+    would lose that action (and the message would name a temporary file)."""
+    folder = state.parent
+    if not folder.exists():
+        raise InputError(
+            f"--state {state}: folder {folder} does not exist; create it or give another FILE"
+        )
+    if not folder.is_dir():
+        raise InputError(f"--state {state}: {folder} is not a folder; give another FILE")
+
+
 def load_state(path: Path) -> tuple[Referee, list[dict[str, Any]], dict[str, Any]]:
     """Read a state file written by `TableSession.save`."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"{path}: cannot read state file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        # A binary file given by mistake: name it, not the codec.
+        raise InputError(
+            f"{path}: not a table state file (binary, not JSON text); give another --state "
+            "FILE, or --new to start a new game in it"
+        ) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not a table state file: {exc}") from None
     if not isinstance(data, dict) or "referee" not in data:
@@ -1408,6 +1430,7 @@ def build_session(args: argparse.Namespace, box: Any | None, out: TextIO) -> Tab
 def run_table(args: argparse.Namespace) -> int:
     """`unoattack table`: the interactive referee loop."""
     state: Path = args.state
+    _check_state_folder(state)
     resume: dict[str, Any] = {}
     if state.exists() and not args.new:
         resume = load_state(state)[2]
@@ -1420,15 +1443,25 @@ def run_table(args: argparse.Namespace) -> int:
         )
     box = None
     if args.port.lower() != "none":
-        from engine.client import BoxClient
+        from engine.client import BoxClient, BoxError
+        from engine.watch import port_problem
 
+        problem = port_problem(args.port)
+        if problem is not None:
+            code, message = problem
+            raise InputError(message) if code == 2 else BoxError("UNREACHABLE", message)
         box = BoxClient(args.port)
         if resume.get("stream"):
             # Ask the box to replay every event after the last one this game applied: a press
             # made while the host was down still counts, and none counts twice.
             box.position.stream = resume["stream"]
             box.position.seq = int(resume.get("seq") or 0)
-        box.connect()
+        try:
+            box.connect()
+        except BoxError as exc:
+            if exc.code == "BAD_PORT":  # not a port name pyserial knows: the user's mistake
+                raise InputError(str(exc)) from None
+            raise
     try:
         session = build_session(args, box, sys.stdout)
         return session.run(sys.stdin)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -16,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from engine.demo import MockBox, demo_config
+from engine.demo import MockBox, color_wanted, demo_config
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -27,11 +28,11 @@ CONSERVATION = re.compile(r"conservation: launcher pile (\d+) = box hopper (\d+)
 class PtyRun:
     """A command with stdin/stdout/stderr on a fresh pty, like a person at a terminal."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
         master, slave = pty.openpty()
         self.master = master
         self.proc = subprocess.Popen(
-            args, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, close_fds=True
+            args, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, close_fds=True, env=env
         )
         os.close(slave)
         self.buf = b""
@@ -184,6 +185,13 @@ def test_speed_shortens_timings_but_leaves_limits(default_config_path):
     assert fast_cfg["plant"]["feed_interval_ms"] >= 12
     assert fast_cfg["box"]["seats"] == 3 and len(fast_cfg["servo"]["seat_angles"]) == 3
     assert fast_cfg["jam"]["seed"] != 0
+    # settle_ms is scaled too, but still covers a coasting roller's next card: one feed
+    # interval (plus jitter) and a beam time.
+    plant = fast_cfg["plant"]
+    settle = fast_cfg["timing"]["settle_ms"]
+    assert settle < slow_cfg["timing"]["settle_ms"]
+    assert settle >= plant["feed_interval_ms"] + plant["feed_jitter_ms"] + plant["beam_ms"]
+    assert demo_config(text, speed=1, players=3, seed=5).count("settle_ms = 100") == 1
     # The daemon accepts it: `launcher config check` exits 0.
     box = MockBox(fast)
     try:
@@ -199,9 +207,47 @@ def test_speed_shortens_timings_but_leaves_limits(default_config_path):
 
 
 def test_bad_arguments_are_one_line_usage_errors():
-    for extra, word in ((["--players", "1"], "--players"), (["--deck", "classic"], "classic")):
+    for extra, word in ((["--players", "1"], "--players"), (["--deck", "clasic"], "clasic")):
         res = subprocess.run(
             demo_args(*extra), capture_output=True, text=True, cwd=ROOT, timeout=60
         )
         assert res.returncode == 2
         assert word in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_colour_only_on_a_terminal_that_shows_it(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    assert color_wanted(Tty()) and not color_wanted(io.StringIO())
+    monkeypatch.setenv("TERM", "dumb")
+    assert not color_wanted(Tty())
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not color_wanted(Tty())
+
+
+@pytest.mark.timeout(90)
+def test_a_classic_game_dispenses_every_draw_and_conserves_cards():
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "dumb"}
+    args = ["--deck", "classic", "--players", "2", "--seed", "3", "--speed", "100"]
+    run = PtyRun(demo_args(*args, "--target", "100", "--json"), env=env)
+    code, out = run.finish(timeout=80)
+    assert code == 0, out[-3000:]
+    assert b"\x1b[" not in run.buf  # TERM=dumb: a real pty, yet no colour escape codes
+    summary = json.loads(out.strip().splitlines()[-1])
+    winner = summary["winner"]
+    assert summary["target"] == 100 and summary["scores"][winner] >= 100
+    # Every draw is a dispense (no hits in classic), and each is one press with one result.
+    assert summary["hits"] == 0 and summary["dry_presses"] == 0
+    draws = PRESS.findall(out)
+    assert len(draws) == summary["presses"] == summary["fire_results"] > 0
+    assert re.search(r"draws: press \d+ -> 1 card\b", out)
+    assert sum(int(n or 0) + int(s or 0) for _, _, n, _, s in draws) == summary["cards_fired"]
+    checks = CONSERVATION.findall(out)
+    assert len(checks) == summary["rounds"] >= 1
+    assert all(pile == hopper for pile, hopper in checks) and summary["conserved"]
+    assert summary["box_exit"] == 0 and gone(summary["box_pid"])

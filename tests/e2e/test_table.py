@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import queue
 import re
 import subprocess
@@ -310,3 +311,36 @@ def test_bad_input_explains_and_asks_again(tmp_path):
     # After each error the same prompt comes again.
     prompts = [ln for ln in out.splitlines() if ln.startswith("[round 1] Bob (7) on R5 red>")]
     assert len(prompts) == 4
+
+
+def _table_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", "table", "--players", "Ann,Bob", *args],
+        input="",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,  # relative --state paths land here
+        env={**os.environ, "PYTHONPATH": str(ROOT)},  # this checkout's engine, from any cwd
+        timeout=60,
+    )
+
+
+@pytest.mark.timeout(120)
+def test_setup_mistakes_are_one_line_usage_errors(tmp_path):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)))
+    regular = tmp_path / "notes.txt"
+    regular.write_text("not a port\n", encoding="utf-8")
+    cases = [
+        (["--port", "none", "--state", "junk.bin"], "junk.bin: not a table state file"),
+        (["--port", "none", "--state", "nodir/t.json"], "folder nodir does not exist"),
+        (["--port", str(regular), "--state", "t.json"], "is a regular file, not a serial port"),
+        (["--port", "nosuch://x", "--state", "t.json"], "BAD_PORT: cannot use port"),
+        (["--port", "none", "--deck", "classic"], "cannot know which hand a drawn card"),
+    ]
+    for args, message in cases:
+        proc = _table_cli(tmp_path, *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and message in proc.stderr, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and ".tmp" not in proc.stderr
+    assert not (tmp_path / "nodir").exists() and not (tmp_path / "t.json").exists()

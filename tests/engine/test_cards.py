@@ -158,3 +158,12 @@ def test_bad_deck_file_is_one_line_error(tmp_path: Path, body: str, message: str
 def test_unknown_deck_name() -> None:
     with pytest.raises(InputError, match="unknown deck `attak`: use attack, attack-1998, classic"):
         load_deck("attak")
+
+
+def test_binary_deck_file_is_one_line_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "photo.toml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe binary")
+    with pytest.raises(InputError, match="not a deck file") as info:
+        load_deck(str(path))
+    assert "\n" not in str(info.value)
+    assert str(path) in str(info.value)

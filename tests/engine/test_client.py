@@ -279,3 +279,26 @@ def test_event_from_a_new_boot_makes_the_host_greet_the_box_again(box: FakeBox) 
         assert box.wait(lambda: len(box.hellos) == 2)
         assert box.wait(lambda: client.box.get("boot") == "b-2")
         assert list(client.events(timeout=0.3)) == []
+
+
+def test_open_errors_are_one_clean_line(box: FakeBox, tmp_path: Path) -> None:
+    missing = tmp_path / "ttyNONE"
+    with pytest.raises(BoxError) as info:
+        BoxClient(str(missing), timeout=1).connect()
+    assert info.value.code == "UNREACHABLE"
+    assert info.value.message.startswith(f"no serial port at {missing}")
+    assert str(info.value).count(str(missing)) == 1 and "Errno" not in str(info.value)
+
+    regular = tmp_path / "notes.txt"
+    regular.write_text("hello\n", encoding="utf-8")
+    with pytest.raises(BoxError) as info:
+        BoxClient(str(regular), timeout=1).connect()
+    assert info.value.code == "BAD_PORT"
+    assert "not a serial port" in info.value.message and "ioctl" not in str(info.value)
+    assert "\n" not in str(info.value)
+
+    with BoxClient(str(box.link), timeout=3), pytest.raises(BoxError) as info:
+        BoxClient(str(box.link), timeout=1).connect()
+    assert info.value.code == "UNREACHABLE"
+    assert "in use by another program" in info.value.message
+    assert str(info.value).count(str(box.link)) == 1 and "Errno" not in str(info.value)

@@ -558,3 +558,11 @@ def test_a_hand_count_can_be_corrected_but_not_to_nothing(tmp_path):
     assert s.ref.hand[2] == 9 and "Cat holds 9 cards (was 7)" in out.getvalue()
     s.handle_line("hand cat 0")
     assert "1 to 112" in out.getvalue() and s.ref.hand[2] == 9
+
+
+def test_one_card_is_singular(tmp_path):
+    s, out = _session(tmp_path)
+    s.handle_line("R5")
+    s.handle_line("hand bob 1")
+    assert "Bob holds 1 card (was 7)" in out.getvalue()
+    assert "1 cards" not in out.getvalue()
