@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware import protocol
 from firmware.devices import Devices, MotorEjector, SolenoidEjector
 from firmware.errors import CommandError, LauncherError, UsageError
 from firmware.jam import JamModel, from_mapping
@@ -146,6 +147,7 @@ class Daemon:
         self._inflight_saved = False  # an in-flight record is in the journal
         self._blink_hz = 1.0
         self._ramp_step = 0
+        self._cmd_id: str | None = None  # id of the host command being handled (exactly-once)
 
     # ------------------------------------------------------------------ public, any thread
 
@@ -167,9 +169,15 @@ class Daemon:
         """
         self._subscribers.append(fn)
 
-    def submit(self, op: str, args: dict, reply: Reply) -> None:
-        """Run command ``op`` on the loop; ``reply`` is called exactly once with the result."""
-        self.loop.post("cmd", op=op, args=dict(args or {}), reply=reply)
+    def submit(self, op: str, args: dict, reply: Reply, *, cmd_id: str | None = None) -> None:
+        """Run command ``op`` on the loop; ``reply`` is called exactly once with the result.
+
+        With ``cmd_id`` (the link's command id) a command whose effect is journaled (``press``,
+        ``dispense``, ``load``) stores its wire reply under that id in the same journal
+        transaction as the effect, so a retry of the id after a crash gets the stored reply
+        instead of running the command again.
+        """
+        self.loop.post("cmd", op=op, args=dict(args or {}), reply=reply, cmd_id=cmd_id)
 
     def press(self, source: str = "button") -> None:
         """Post a press (tests, the host's ``press`` command)."""
@@ -379,7 +387,9 @@ class Daemon:
         elif kind == "hold":
             self._on_hold()
         elif kind == "cmd":
-            self._on_command(event.data["op"], event.data["args"], event.data["reply"])
+            self._on_command(
+                event.data["op"], event.data["args"], event.data["reply"], event.data.get("cmd_id")
+            )
         elif kind == "switch":
             self._on_switch(event.data["name"], bool(event.data["active"]))
         elif kind == "max_on":
@@ -427,10 +437,12 @@ class Daemon:
             config=self.config_path,
             ejector=self.config.ejector.kind,
             hopper=self.hopper,
+            # a damaged journal moved aside must reach a person, not only the log
+            journal_recovered=getattr(self.journal, "recovered", None),
         )
         result = self._selftest()
-        self.model.booted(why="self-test passed" if result["ok"] else "self-test done")
-        if not result["ok"]:
+        self.model.booted(why="self-test passed" if result["passed"] else "self-test done")
+        if not result["passed"]:
             failed = ", ".join(c["name"] for c in result["checks"] if not c["ok"])
             self._trip("selftest", f"self-test failed: {failed}")
         elif self._hopper_switch_empty():
@@ -535,10 +547,23 @@ class Daemon:
         return press.press_id
 
     def _register(self, press: Press) -> None:
-        """Give ``press`` its id and journal its ``press`` event (once)."""
+        """Give ``press`` its id and journal its ``press`` event (once).
+
+        A press made by a host command journals that command's reply with the event."""
         if press.press_id is None:
             press.press_id = self.journal.next_press_id()
-            self._emit("press", press_id=press.press_id, source=press.source)
+            reply = None
+            if press.source in ("host", "dispense"):
+                reply = self._stored_reply(press_id=press.press_id)
+            self._emit("press", reply=reply, press_id=press.press_id, source=press.source)
+
+    def _stored_reply(self, **result: Any) -> tuple[str, dict] | None:
+        """``(cmd_id, wire reply)`` for the command being handled, or None (no host command).
+
+        The same reply the link builds from the result: a retry gets exactly this back."""
+        if self._cmd_id is None:
+            return None
+        return self._cmd_id, protocol.reply_ok(self._cmd_id, **result)
 
     def _pump(self) -> None:
         """Serve queued presses while the box rests in ``idle`` / ``locked``."""
@@ -969,20 +994,27 @@ class Daemon:
 
     # ------------------------------------------------------------------ commands
 
-    def _on_command(self, op: str, args: dict, reply: Reply) -> None:
+    def _on_command(self, op: str, args: dict, reply: Reply, cmd_id: str | None = None) -> None:
         handler = _COMMANDS.get(op)
+        self._cmd_id = cmd_id
         try:
             if handler is None:
                 raise CommandError(
                     "UNKNOWN_OP", f"unknown op {op!r}; allowed: {', '.join(_COMMANDS)}"
                 )
             result = getattr(self, handler)(args)
+            if "ok" in result:
+                # the envelope's ok is the command's success; a result must never shadow it
+                raise LauncherError(f"{op} result carries its own 'ok'")
             response = {"ok": True, **result}
         except CommandError as exc:
-            response = {**_error(exc.code, exc.message), **getattr(exc, "extra", {})}
+            extra = {k: v for k, v in getattr(exc, "extra", {}).items() if k not in ("ok", "error")}
+            response = {**_error(exc.code, exc.message), **extra}
         except Exception as exc:
             log.exception("command %r failed", op)
             response = _error("INTERNAL", f"{type(exc).__name__}: {exc}")
+        finally:
+            self._cmd_id = None
         try:
             reply(response)
         except Exception:
@@ -1038,7 +1070,8 @@ class Daemon:
         seat = _int_arg(args, "seat", 0, seats - 1)
         angle = aim.aim(seat)
         self.aim_seat = seat
-        return {"seat": seat, "angle": angle}
+        # degrees: an int when whole (as docs/protocol.md shows), else the float
+        return {"seat": seat, "angle": int(angle) if float(angle).is_integer() else angle}
 
     def _cmd_load(self, args: dict) -> dict:
         has_count, has_total = "count" in args, "total" in args
@@ -1055,7 +1088,9 @@ class Daemon:
             self.hopper = total
             if self.plant is not None:
                 self.plant.load(total=total)
-        self._emit("refill", hopper=self.hopper, added=added)
+        self._emit(
+            "refill", reply=self._stored_reply(hopper=self.hopper), hopper=self.hopper, added=added
+        )
         if self.state == "empty" and self.hopper > 0 and not self._hopper_switch_empty():
             self.model.clear(why="hopper loaded")
         return {"hopper": self.hopper}
@@ -1098,12 +1133,13 @@ class Daemon:
         if self.state in BUSY_STATES:
             raise CommandError("BUSY", f"the box is {self.state}; try again when it rests")
         result = self._selftest()
-        if not result["ok"]:
+        if not result["passed"]:
+            # the envelope says the command failed (ok false, FAULT); the checks say why
             failed = "; ".join(c["detail"] for c in result["checks"] if not c["ok"])
             error = CommandError("FAULT", f"self-test failed: {failed}")
-            error.extra = {"checks": result["checks"]}  # type: ignore[attr-defined]
+            error.extra = {"passed": False, "checks": result["checks"]}  # type: ignore[attr-defined]
             raise error
-        return {"checks": result["checks"]}
+        return {"passed": True, "checks": result["checks"]}
 
     def _selftest(self) -> dict:
         devices = self._devices()
@@ -1131,15 +1167,29 @@ class Daemon:
             check("jam_model", True, f"mode {self.jam.params.mode}")
         except ValueError as exc:
             check("jam_model", False, str(exc))
-        result = {"ok": all(c["ok"] for c in checks), "checks": checks}
+        # ``passed``, not ``ok``: ``ok`` is the reply envelope's, and a verdict merged into a
+        # reply under that name would overwrite it
+        result = {"passed": all(c["ok"] for c in checks), "checks": checks}
         self.last_selftest = result
         return result
 
     # ------------------------------------------------------------------ events
 
-    def _emit(self, kind: str, *, clear_inflight: bool = False, **fields: Any) -> dict:
+    def _emit(
+        self,
+        kind: str,
+        *,
+        clear_inflight: bool = False,
+        reply: tuple[str, dict] | None = None,
+        **fields: Any,
+    ) -> dict:
         t_ms = (self.clock() - self._boot_ns) // _MS
-        event = self.journal.append(kind, t_ms, fields, clear_inflight=clear_inflight)
+        if reply is None:
+            event = self.journal.append(kind, t_ms, fields, clear_inflight=clear_inflight)
+        else:
+            event = self.journal.append(
+                kind, t_ms, fields, clear_inflight=clear_inflight, reply=reply
+            )
         with self._history_cond:
             self._history.append(event)
             self._history_total += 1
@@ -1252,9 +1302,23 @@ def _run(args: argparse.Namespace) -> int:
     port = args.port
     if port != "none":
         try:
-            from firmware.link import Link
+            from firmware.link import Link, check_port
         except ModuleNotFoundError as exc:
             raise UsageError(f"the serial link is not available ({exc}); use --port none") from None
+        check_port(port)  # before anything starts: a bad --port is the only line printed
+    if args.plant_state:
+        from firmware.plant import check_state_path
+
+        check_state_path(args.plant_state)
+    journal: Any
+    if args.journal:
+        from firmware.journal import SqliteJournal
+
+        journal = SqliteJournal(args.journal)  # refuses a directory or a non-SQLite file
+    else:
+        from firmware.journal import MemoryJournal
+
+        journal = MemoryJournal()
 
     # The handler only sets a flag: it runs on the main thread between bytecodes, possibly inside
     # a lock the main thread holds (Event.set() there can deadlock). The wakeup fd makes the
@@ -1280,15 +1344,6 @@ def _run(args: argparse.Namespace) -> int:
         plant = Plant(
             cfg.plant, factory, cfg.pins, state_path=args.plant_state, kind=cfg.ejector.kind
         )
-    if args.journal:
-        from firmware.journal import SqliteJournal
-
-        journal: Any = SqliteJournal(args.journal)
-    else:
-        from firmware.journal import MemoryJournal
-
-        journal = MemoryJournal()
-
     printer: _Printer | None = _Printer() if args.console else None
     daemon = Daemon(cfg, factory=factory, journal=journal, plant=plant, config_path=str(path))
     daemon.set_watchdog(notify.watchdog_interval(), notify.watchdog)

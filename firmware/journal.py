@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from firmware import protocol
-from firmware.errors import LauncherError
+from firmware.errors import LauncherError, UsageError
 
 log = logging.getLogger(__name__)
 
 KEEP_REPLIES = 10_000  # stored command replies (dedupe window for repeated command ids)
 KEEP_ACKED_EVENTS = 10_000  # acked events kept for a host that comes back with an old position
 SCHEMA_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 
 
 class JournalError(LauncherError, OSError):
@@ -90,15 +91,26 @@ class MemoryJournal:
         with self._lock:
             return self._acked
 
-    def append(self, kind: str, t_ms: int, fields: dict, *, clear_inflight: bool = False) -> dict:
+    def append(
+        self,
+        kind: str,
+        t_ms: int,
+        fields: dict,
+        *,
+        clear_inflight: bool = False,
+        reply: tuple[str, dict] | None = None,
+    ) -> dict:
         """Assign the next seq, store the event and return it in full. With `clear_inflight`
-        the in-flight press record is cleared in the same step (a fire result)."""
+        the in-flight press record is cleared in the same step (a fire result); with `reply`
+        ``(cmd_id, reply)`` that command's reply is stored in the same step (exactly-once)."""
         with self._lock:
             event = _make_event(self.stream, self.boot, self._last_seq + 1, kind, t_ms, fields)
             self._last_seq += 1
             self._events[self._last_seq] = event
             if clear_inflight:
                 self._inflight = None
+            if reply is not None:
+                self.put_reply(*reply)
             return dict(event)
 
     def next_press_id(self) -> int:
@@ -179,12 +191,43 @@ CREATE TABLE IF NOT EXISTS replies (
 """
 
 
+def _refuse_foreign(path: Path) -> None:
+    """Raise UsageError when `path` can never be a journal of ours: a directory, or a non-empty
+    file without the SQLite header. (An empty file is a fresh database to SQLite.)"""
+    if path.is_dir():
+        raise UsageError(f"journal {path} is a directory; give a file path (created if missing)")
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return  # created on open
+    except PermissionError:
+        raise UsageError(
+            f"journal {path} is not readable and writable by this user; fix its permissions"
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"journal {path} cannot be read: {exc.strerror or exc}") from None
+    if head and head != SQLITE_MAGIC:
+        raise UsageError(
+            f"journal {path} is not a launcher journal (not an SQLite file); "
+            "give a new path or move that file away"
+        )
+    if head and not os.access(path, os.R_OK | os.W_OK):
+        raise UsageError(
+            f"journal {path} is not readable and writable by this user; fix its permissions"
+        )
+
+
 class SqliteJournal:
     """Journal in a SQLite file (WAL, ``synchronous=FULL``: a committed event survives a power
     cut). The `stream` id is created with the file and kept in its meta table; `boot` is new
-    each open. A file that is not a readable journal is moved aside to
-    ``PATH.corrupt-<timestamp>`` and a new journal is started; `recovered` then names the moved
-    file so the daemon can report it (it is never reset silently)."""
+    each open.
+
+    A path that is a directory, or a file that is not SQLite at all (someone's notes), is
+    refused with `UsageError`: it is the user's, never ours to move. An SQLite file that is
+    damaged, or holds another program's schema, is moved aside to ``PATH.corrupt-<timestamp>``
+    and a new journal is started; `recovered` then names the moved file so the daemon can report
+    it (it is never reset silently)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -192,6 +235,7 @@ class SqliteJournal:
         self.recovered: str | None = None
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
+        _refuse_foreign(self.path)
         try:
             self._db = self._open()
         except sqlite3.DatabaseError as exc:
@@ -216,9 +260,6 @@ class SqliteJournal:
     # -- opening --------------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        if self.path.exists() and not os.access(self.path, os.R_OK | os.W_OK):
-            # unreadable is reported like corrupt: moved aside, not ignored
-            raise sqlite3.DatabaseError("file is not readable and writable")
         # isolation_level=None: we issue BEGIN/COMMIT ourselves so one event is one transaction
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5)
         self._db = db
@@ -342,9 +383,20 @@ class SqliteJournal:
         with self._lock:
             return self._acked
 
-    def append(self, kind: str, t_ms: int, fields: dict, *, clear_inflight: bool = False) -> dict:
+    def append(
+        self,
+        kind: str,
+        t_ms: int,
+        fields: dict,
+        *,
+        clear_inflight: bool = False,
+        reply: tuple[str, dict] | None = None,
+    ) -> dict:
         """Assign the next seq, commit the event (fsync'd) and return it in full. With
-        `clear_inflight` the in-flight press record is cleared in the same transaction."""
+        `clear_inflight` the in-flight press record is cleared in the same transaction; with
+        `reply` ``(cmd_id, reply)`` that command's reply is stored in it too, so a crash can
+        never leave the effect (e.g. a ``press``) journaled without the answer a retry of the
+        same command id must get."""
         with self._lock:
             seq = self._last_seq + 1
             event = _make_event(self.stream, self.boot, seq, kind, t_ms, fields)
@@ -355,6 +407,8 @@ class SqliteJournal:
                 self._set_meta("last_seq", str(seq))
                 if clear_inflight:
                     db.execute("DELETE FROM meta WHERE key='inflight'")
+                if reply is not None:
+                    self._store_reply(db, *reply)
 
             self._write(write)
             self._last_seq = seq
@@ -426,15 +480,14 @@ class SqliteJournal:
 
     def put_reply(self, cmd_id: str, reply: dict) -> None:
         """Store the reply to `cmd_id`; only the newest `KEEP_REPLIES` are kept."""
+        self._write(lambda db: self._store_reply(db, cmd_id, reply))
+
+    def _store_reply(self, db: sqlite3.Connection, cmd_id: str, reply: dict) -> None:
         body = json.dumps(reply, separators=(",", ":"))
-
-        def write(db: sqlite3.Connection) -> None:
-            db.execute("INSERT OR REPLACE INTO replies(id, body) VALUES (?, ?)", (cmd_id, body))
-            db.execute(
-                "DELETE FROM replies WHERE n <= (SELECT MAX(n) FROM replies) - ?", (KEEP_REPLIES,)
-            )
-
-        self._write(write)
+        db.execute("INSERT OR REPLACE INTO replies(id, body) VALUES (?, ?)", (cmd_id, body))
+        db.execute(
+            "DELETE FROM replies WHERE n <= (SELECT MAX(n) FROM replies) - ?", (KEEP_REPLIES,)
+        )
 
     def close(self) -> None:
         """Close the database; idempotent."""

@@ -22,6 +22,7 @@ import fcntl
 import logging
 import os
 import select
+import stat
 import threading
 import time
 import tty
@@ -42,6 +43,33 @@ REOPEN_FIRST = 0.1
 REOPEN_MAX = 5.0
 # the counters a status reply carries (all of them would not fit in one frame with the rest)
 STATUS_COUNTERS = ("frames_in", "frames_out", "bad_crc", "dropped", "resent", "dup_cmds")
+
+
+def check_port(port: str) -> None:
+    """Raise UsageError (one line) for a port that can never work: an unknown URL scheme, a
+    directory, or an existing file that is not a character device. A path that does not exist
+    passes: an unplugged USB adapter appears later, and the link waits for it with back-off."""
+    allowed = "a serial device path, a pyserial URL (loop://, socket://HOST:PORT), pty or none"
+    if port in ("pty", "none"):
+        return
+    if "://" in port:
+        try:
+            serial.serial_for_url(port, do_not_open=True)
+        except ValueError as exc:
+            raise UsageError(f"port {port!r}: {exc}; use {allowed}") from None
+        return
+    try:
+        mode = os.stat(port).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"port {port}: {exc.strerror or exc}; use {allowed}") from None
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"port {port} is a directory, not a serial device; use {allowed}")
+    if not stat.S_ISCHR(mode):
+        raise UsageError(
+            f"port {port} is not a serial device (not a character device); use {allowed}"
+        )
 
 
 class _Port(Protocol):
@@ -128,8 +156,8 @@ class Link:
 
     `port` is a pyserial port name or URL, or ``"pty"`` to create a pseudo-terminal whose slave
     path is `port_path` after `start()`. `daemon` needs ``subscribe(fn)``, ``submit(op, args,
-    reply)`` and ``state``; `journal` is a `MemoryJournal` or `SqliteJournal`. `clock` returns
-    seconds (monotonic) and drives the resend timers."""
+    reply, cmd_id=...)`` and ``state``; `journal` is a `MemoryJournal` or `SqliteJournal`.
+    `clock` returns seconds (monotonic) and drives the resend timers."""
 
     def __init__(
         self,
@@ -218,6 +246,7 @@ class Link:
             self.port_path = self._pty.path
             self._port = self._pty
         else:
+            check_port(self.port)
             try:
                 self._port = self._open()
             except ValueError as exc:
@@ -432,7 +461,10 @@ class Link:
             self._finish(cmd_id, op, self._hello(args))
             return
         try:
-            self._daemon.submit(op, args, _Once(lambda result: self._finish(cmd_id, op, result)))
+            # the id goes along so the daemon can journal the reply with the command's effect
+            self._daemon.submit(
+                op, args, _Once(lambda result: self._finish(cmd_id, op, result)), cmd_id=cmd_id
+            )
         except Exception as exc:
             log.exception("daemon.submit(%r) raised", op)
             with self._lock:
@@ -565,12 +597,15 @@ class Link:
             start = self._next - 1
         if room <= 0:
             return
-        for event in self._journal.events_after(start, limit=room):
+        for index, event in enumerate(self._journal.events_after(start, limit=room)):
             seq = event["seq"]
             with self._lock:
-                if seq > self._next == start + 1:
+                if index == 0 and seq > self._next == start + 1:
                     # the journal no longer holds what the host asked for (it keeps the newest
-                    # acked events only): carry on from what exists rather than stall
+                    # acked events only): carry on from what exists rather than stall. Only the
+                    # batch's first event can show that: later in the batch, a seq above _next
+                    # means a nak or hello rewound the window meanwhile, and treating that as a
+                    # gap would mark the lost event as held by the host (never resent).
                     log.warning("events %d-%d are gone from the journal", self._next, seq - 1)
                     self._host_has = max(self._host_has, seq - 1)
                     self._next = seq

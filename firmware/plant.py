@@ -26,9 +26,48 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from firmware.errors import UsageError
+
 log = logging.getLogger(__name__)
 
 _MS = 1_000_000
+
+
+def read_state(path: str | os.PathLike[str]) -> dict[str, int] | None:
+    """The plant state kept in `path`: ``{"hopper", "ejected_total"}``, or None when there is
+    none yet (no file, or an empty one).
+
+    Raises UsageError when `path` is a directory or a file that is not a plant-state JSON: it
+    is someone's file, and the plant would overwrite it with every card."""
+    path = Path(path)
+    what = 'a plant-state JSON ({"hopper": N, "ejected_total": N})'
+    if path.is_dir():
+        raise UsageError(f"--plant-state {path} is a directory; give a file path")
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UsageError(f"--plant-state {path} cannot be read: {exc.strerror or exc}") from None
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+        hopper = data["hopper"]
+        total = data.get("ejected_total", 0)
+        if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in (hopper, total)):
+            raise TypeError("counts must be whole numbers >= 0")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise UsageError(
+            f"--plant-state {path} exists and is not {what}; give a new path or move it away"
+        ) from None
+    return {"hopper": hopper, "ejected_total": total}
+
+
+def check_state_path(path: str | os.PathLike[str]) -> None:
+    """Raise UsageError unless `path` is absent, empty or a plant-state JSON (``launcher run``
+    checks this before anything starts)."""
+    read_state(path)
 
 
 class Plant:
@@ -59,7 +98,7 @@ class Plant:
         self.rng = random.Random(config.seed)
         self.hopper = int(config.hopper)
         self.ejected_total = 0
-        if self.state_path is not None and self.state_path.exists():
+        if self.state_path is not None:
             self._read_state()
         self.crossings: list[int] = []  # clock ns of each card entering the beam
         self.output_log: list[tuple[str, int, float]] = []  # (pin name, ns, value)
@@ -374,14 +413,10 @@ class Plant:
 
     def _read_state(self) -> None:
         assert self.state_path is not None
-        try:
-            data = json.loads(self.state_path.read_text())
-            self.hopper = int(data["hopper"])
-            self.ejected_total = int(data.get("ejected_total", 0))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning(
-                "plant state %s unreadable (%s); starting from the config", self.state_path, exc
-            )
+        data = read_state(self.state_path)  # never overwrite a file that is not ours
+        if data is not None:
+            self.hopper = data["hopper"]
+            self.ejected_total = data["ejected_total"]
 
     def _save(self) -> None:
         if self.state_path is None:

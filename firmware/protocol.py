@@ -301,6 +301,7 @@ EVENT_FIELDS: dict[str, dict[str, tuple[Any, str, bool]]] = {
         "config": (*_STR_OR_NULL, False),
         "ejector": (*_STR, False),
         "hopper": (*_INT_OR_NULL, False),
+        "journal_recovered": (*_STR_OR_NULL, False),
     },
     "state": {"from": (*_STR, True), "to": (*_STR, True), "why": (*_STR_OR_NULL, False)},
     "press": {"press_id": (*_INT, True), "source": (*_STR, False)},

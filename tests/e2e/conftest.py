@@ -29,16 +29,18 @@ DEFAULT_CONFIG = ROOT / "hardware" / "launcher.toml"
 START_TIMEOUT = 30.0  # seconds for a daemon to print its PORT line (2 busy cores, cold imports)
 
 # Timings that keep a burst to a few milliseconds; a test adds what it needs on top.
+_PLANT = {"hopper": 10000, "feed_interval_ms": 4, "feed_jitter_ms": 1, "beam_ms": 1, "spinup_ms": 0}
 FAST: dict[str, dict[str, Any]] = {
     "ejector": {"soft_start_ms": 0, "flywheel_spinup_ms": 0},
-    "timing": {"cooldown_ms": 0, "card_timeout_ms": 400},
-    "plant": {
-        "hopper": 10000,
-        "feed_interval_ms": 4,
-        "feed_jitter_ms": 1,
-        "beam_ms": 1,
-        "spinup_ms": 0,
+    "timing": {
+        "cooldown_ms": 0,
+        "card_timeout_ms": 400,
+        # A motor burst counts on for settle_ms after the feed stops (a coasting card). The
+        # default 100 ms would dwarf these bursts; one feed slot (interval + jitter + beam)
+        # still catches the next card of a coasting roller.
+        "settle_ms": _PLANT["feed_interval_ms"] + _PLANT["feed_jitter_ms"] + _PLANT["beam_ms"],
     },
+    "plant": dict(_PLANT),
 }
 
 # A fast solenoid ejector: one card per 2 ms pulse, exactly. (A feed motor this fast can overrun

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from engine.client import BoxClient, BoxError
-from tests.e2e.conftest import ROOT, SOLENOID, BoxProcess
+from firmware import config as config_mod
+from tests.e2e.conftest import FAST, ROOT, SOLENOID, BoxProcess, write_config
 
 
 @pytest.fixture
@@ -94,3 +95,10 @@ def test_launcher_send_talks_to_the_daemon(box: BoxProcess) -> None:
     box.stop()
     done = send(box.port, "status", "--timeout", "1")
     assert done.returncode == 1 and done.stderr.count("\n") == 1
+
+
+def test_the_fast_config_settles_a_motor_burst_in_one_feed_slot(tmp_path: Path) -> None:
+    cfg = config_mod.load(write_config(tmp_path / "fast.toml", FAST))
+    slot = cfg.plant.feed_interval_ms + cfg.plant.feed_jitter_ms + cfg.plant.beam_ms
+    assert cfg.timing.settle_ms == slot  # not the default 100 ms on every motor burst
+    assert cfg.timing.settle_ms >= 2 * cfg.plant.beam_ms

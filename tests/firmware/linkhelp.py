@@ -41,7 +41,9 @@ class FakeDaemon:
             fn(event)
         return event
 
-    def submit(self, op: str, args: dict, reply: Callable[[dict], None]) -> None:
+    def submit(
+        self, op: str, args: dict, reply: Callable[[dict], None], *, cmd_id: str | None = None
+    ) -> None:
         if op in self.raise_on:
             raise RuntimeError(f"boom in {op}")
         with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from firmware import protocol
 from firmware.journal import MemoryJournal
 from tests.firmware.conftest import assert_one_fire_per_press
 
@@ -216,6 +217,17 @@ def test_aim_turns_the_servo_to_the_seat_angle(make_box):
     assert reply == {"ok": True, "seat": 3, "angle": 60.0}
     assert box.command("status")["aim"] == 3
     assert box.daemon.devices.aim.servo.angle == pytest.approx(60.0)
+    # a whole angle goes out as an int, as docs/protocol.md shows it ("angle":20)
+    assert isinstance(reply["angle"], int)
+    assert box.command("aim", seat=2)["angle"] == 20
+    assert b'"angle":20}' in protocol.encode(
+        {"v": 1, "type": "reply", "id": "a", **box.command("aim", seat=2)}
+    )
+
+
+def test_aim_keeps_a_fractional_angle(make_box):
+    box = make_box({"servo.seat_angles": [-60.0, -20.5, 20.0, 60.0]})
+    assert box.command("aim", seat=1)["angle"] == -20.5
 
 
 def test_aim_without_a_servo_is_a_bad_arg(make_box):

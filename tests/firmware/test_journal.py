@@ -12,7 +12,8 @@ import pytest
 
 from firmware import journal as journal_mod
 from firmware import protocol
-from firmware.journal import JournalError, MemoryJournal, SqliteJournal
+from firmware.errors import UsageError
+from firmware.journal import SQLITE_MAGIC, JournalError, MemoryJournal, SqliteJournal
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -167,14 +168,40 @@ def test_sqlite_state_survives_a_restart_with_a_new_boot(tmp_path: Path):
         assert j.append("press", 3, {"press_id": 3})["seq"] == 3
 
 
-def test_a_garbage_file_is_moved_aside_and_reported(tmp_path: Path, caplog):
+def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(tmp_path: Path):
+    path = tmp_path / "notes.txt"
+    text = b"this is not a database, it is a shopping list\n" * 200
+    path.write_bytes(text)
+    with pytest.raises(UsageError, match=r"is not a launcher journal \(not an SQLite file\)"):
+        SqliteJournal(path)
+    assert path.read_bytes() == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_directory_is_refused_and_left_alone(tmp_path: Path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "keep").write_text("mine")
+    with pytest.raises(UsageError, match="is a directory"):
+        SqliteJournal(tmp_path / "d")
+    assert (tmp_path / "d" / "keep").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+
+
+def test_an_empty_file_becomes_a_new_journal(tmp_path: Path):
     path = tmp_path / "j.db"
-    path.write_bytes(b"this is not a database, it is a shopping list\n" * 200)
+    path.touch()
+    with SqliteJournal(path) as j:
+        assert j.recovered is None and j.append("press", 0, {"press_id": 1})["seq"] == 1
+
+
+def test_a_damaged_sqlite_file_is_moved_aside_and_reported(tmp_path: Path, caplog):
+    path = tmp_path / "j.db"
+    path.write_bytes(SQLITE_MAGIC + b"then a torn write, not pages\n" * 200)
     with SqliteJournal(path) as j:
         assert j.recovered is not None
         moved = Path(j.recovered)
         assert moved.name.startswith("j.db.corrupt-")
-        assert moved.read_bytes().startswith(b"this is not a database")
+        assert moved.read_bytes().startswith(SQLITE_MAGIC + b"then a torn write")
         assert j.last_seq == 0
         assert j.append("press", 0, {"press_id": 1})["seq"] == 1
     assert "moved it to" in caplog.text
@@ -212,12 +239,13 @@ def test_a_corrupted_page_is_detected(tmp_path: Path):
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can read any file")
-def test_an_unreadable_file_is_reported_and_moved_aside(tmp_path: Path):
+def test_an_unreadable_file_is_refused_not_moved(tmp_path: Path):
     path = tmp_path / "j.db"
     SqliteJournal(path).close()
     path.chmod(0)
-    with SqliteJournal(path) as j:
-        assert j.recovered is not None
+    with pytest.raises(UsageError, match="readable and writable"):
+        SqliteJournal(path)
+    assert path.exists()
 
 
 def test_a_journal_that_cannot_be_created_raises_journal_error(tmp_path: Path):

@@ -449,7 +449,7 @@ def test_a_host_asking_for_events_the_journal_pruned_gets_what_is_left(monkeypat
 
 def test_a_recovered_journal_is_reported_in_hello_and_status(tmp_path: Path):
     path = tmp_path / "journal.db"
-    path.write_bytes(b"\x00garbage" * 500)
+    path.write_bytes(b"SQLite format 3\x00" + b"\x00garbage" * 500)  # a damaged SQLite file
     box = Box(SqliteJournal(path))
     try:
         moved = box.journal.recovered
