@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import socket
@@ -117,19 +116,9 @@ def _launcher() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "firmware.cli"]
 
 
-def _needs_daemon() -> None:
-    try:
-        importlib.import_module("firmware.daemon")
-    except ModuleNotFoundError as exc:
-        if exc.name != "firmware.daemon":
-            raise
-        pytest.skip("`launcher run` (firmware/daemon.py) is not in this checkout yet")
-
-
 def test_daemon_reports_ready_pings_watchdog_and_stopping(notify_socket: socket.socket) -> None:
     """`launcher run` under a (fake) systemd: READY once started, WATCHDOG from the loop at
     least twice per WatchdogSec, STOPPING on SIGTERM, exit 0."""
-    _needs_daemon()
     env = {**os.environ, "WATCHDOG_USEC": "400000"}
     env.pop("WATCHDOG_PID", None)
     proc = subprocess.Popen(
@@ -160,7 +149,6 @@ def test_daemon_reports_ready_pings_watchdog_and_stopping(notify_socket: socket.
 def test_daemon_with_a_bad_config_exits_78_without_ready(
     notify_socket: socket.socket, tmp_path: Path
 ) -> None:
-    _needs_daemon()
     bad = tmp_path / "bad.toml"
     bad.write_text("[pins]\nbutton = 17\n")
     proc = subprocess.run(
