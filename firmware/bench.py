@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from firmware.cli import whole_number
 from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
 
@@ -765,13 +766,6 @@ def _bench(args: argparse.Namespace) -> int:
     return 0 if result.summary["stopped"] is None else 1
 
 
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``launcher bench``."""
     parser = subparsers.add_parser(
@@ -788,9 +782,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     count = parser.add_mutually_exclusive_group()
     count.add_argument(
-        "--presses", type=_int, metavar="N", help=f"presses to make (default {DEFAULT_PRESSES})"
+        "--presses",
+        type=whole_number,
+        metavar="N",
+        help=f"presses to make (default {DEFAULT_PRESSES})",
     )
-    count.add_argument("--cards", type=_int, metavar="N", help="run until N cards are out")
+    count.add_argument("--cards", type=whole_number, metavar="N", help="run until N cards are out")
     parser.add_argument(
         "--mode",
         choices=MODES,
@@ -799,7 +796,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--burst",
-        type=_int,
+        type=whole_number,
         metavar="K",
         help=f"cards per dispense in --mode dispense (default {DEFAULT_BURST})",
     )

@@ -25,6 +25,14 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def whole_number(text: str) -> int:
+    """argparse type for counts: a one-line "expected a whole number" instead of a traceback."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit code 2 (no usage dump on stderr)."""
 

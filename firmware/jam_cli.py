@@ -19,6 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from firmware.cli import whole_number
 from firmware.errors import ConfigError, UsageError
 from firmware.jam import (
     MAX_BURST_LIMIT,
@@ -424,13 +425,6 @@ def _fit(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``launcher model show | sample | fit``."""
     parser = subparsers.add_parser(
@@ -450,7 +444,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     show.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
     show.add_argument("--json", action="store_true", help="print describe() as JSON")
-    show.add_argument("--max-n", type=_int, default=30, metavar="N", help="longest streak listed")
+    show.add_argument(
+        "--max-n", type=whole_number, default=30, metavar="N", help="longest streak listed"
+    )
     show.set_defaults(func=_show)
 
     smp = sub.add_parser(
@@ -460,8 +456,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "holds the per-press counts and dry-streak statistics.",
     )
     smp.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
-    smp.add_argument("--presses", type=_int, required=True, metavar="N")
-    smp.add_argument("--seed", type=_int, required=True, metavar="S")
+    smp.add_argument("--presses", type=whole_number, required=True, metavar="N")
+    smp.add_argument("--seed", type=whole_number, required=True, metavar="S")
     smp.add_argument("--json", action="store_true", help="print counts and statistics as JSON")
     smp.set_defaults(func=_sample)
 
@@ -480,6 +476,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write the fitted values into this config's [jam] section, keeping the rest",
     )
     fitp.add_argument(
-        "--max-burst", type=_int, default=12, metavar="N", help="most cards per press"
+        "--max-burst", type=whole_number, default=12, metavar="N", help="most cards per press"
     )
     fitp.set_defaults(func=_fit)
