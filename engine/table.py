@@ -6,6 +6,8 @@ many cards the box fired at each seat, and who still owes hits ("Bob hits 2 more
 "Carl hits until cards come"). Players type what they played in card notation; the referee checks
 it as far as it can, locks the box's button when nobody should press, unlocks it (and aims the
 servo) for the seat that must hit, and counts the box's fire events against that obligation.
+With the classic deck nobody presses: the referee dispenses every draw owed itself (`dispense N`)
+and adds the cards each dispense ejected to that hand.
 
 Two layers, so the rules can be tested without a box:
 
@@ -93,15 +95,9 @@ class Referee:
         self.deck_name = deck
         self.deck: Deck = load_deck(deck)
         preset = deck if deck in PRESET_NAMES else "attack"
-        if preset == "classic":
-            # In classic every draw is one card dispensed from the launcher used as a draw pile;
-            # a button press at the table gives the box no way to know which hand a drawn card
-            # went to unless the referee itself dispenses it, which it does not do (yet).
-            raise InputError(
-                "--deck classic: the table referee plays UNO Attack only (use --deck attack or "
-                "attack-1998): in classic a draw comes from the launcher, and the box cannot "
-                "know which hand a drawn card went to unless the referee dispenses it"
-            )
+        # Classic: every draw is a number of cards the referee itself dispenses from the
+        # launcher (used as the draw pile), so it knows which hand they went to; nobody presses.
+        self.classic = preset == "classic"
         self.options: dict[str, object] = dict(options or {})
         self.rules: Rules = rules_for(preset, len(names), **self.options)
         self.players: list[str] = names
@@ -126,6 +122,8 @@ class Referee:
         self.bonus: dict[str, int] | None = None  # {"seat", "anchor"}: may play one more card
         self.uno: dict[str, Any] | None = None  # {"seat", "called"}: the catch window
         self.uno_early: int | None = None  # seat that said UNO before playing its 2nd-last card
+        self.drawn: int | None = None  # classic: seat that drew and may play that card or pass
+        self.wd4: dict[str, Any] | None = None  # classic: {"by", "color"} of a challengeable WD4
         self.winner: int | None = None  # the round's winner (hand empty)
         self.hands_left: dict[int, list[str]] = {}
         self.rounds: list[dict[str, Any]] = []
@@ -167,11 +165,25 @@ class Referee:
             return int(self.pending[0]["seat"])
         return None
 
+    def dispense_due(self) -> tuple[int, int] | None:
+        """Classic: (seat, cards) the launcher must dispense now, or None (nothing owed, or a
+        Wild Draw Four still waiting for `challenge` or `draw`)."""
+        if self.phase != "play" or not self.pending:
+            return None
+        ob = self.pending[0]
+        if "cards" not in ob or ob.get("open"):
+            return None
+        return int(ob["seat"]), int(ob["cards"])
+
     def owed(self) -> str:
         """What the current hitter still owes, in words ("2 more hits", "hits until cards fire")."""
         if not self.pending:
             return ""
         ob = self.pending[0]
+        if "cards" in ob:
+            if ob.get("open"):
+                return "`challenge` the WD4 or `draw` 4"
+            return f"{_plural(ob['cards'], 'card')} to come from the launcher"
         if ob.get("until_fire"):
             return "hits until cards fire"
         return "1 more hit" if ob["hits"] == 1 else f"{ob['hits']} more hits"
@@ -191,6 +203,8 @@ class Referee:
         self._check_in_deck(card)
         if card.face == "TH":
             raise RuleError("TH goes back into the launcher: turn up another card")
+        if card.face == "WD4":
+            raise RuleError("WD4 goes back into the launcher: turn up another card")
         if card.is_wild:
             if color is None:
                 raise RuleError(f"{card} turned up: the first player names a colour (`{card} G`)")
@@ -206,6 +220,8 @@ class Referee:
         self.bonus = None
         self.uno = None
         self.uno_early = None
+        self.drawn = None
+        self.wd4 = None
         self.winner = None
         self.hands_left = {}
         self.top = str(card)
@@ -220,6 +236,9 @@ class Referee:
             self.turn = self._next(first)
         elif effect == "WHF":
             self._owe(first, until_fire=True, why=f"{card} turned up")
+            self.turn = self._next(first)
+        elif effect == "D2":
+            self._owe(first, cards=2, why=f"{card} turned up")
             self.turn = self._next(first)
         elif effect == "WAH":
             for seat in self._around(self.dealer, include_self=False):
@@ -296,6 +315,9 @@ class Referee:
 
         # Checks passed: from here the state changes.
         msgs = [f"{who} plays {card}" + (f" and {discarded} more" if discarded else "")]
+        color_before = self.color
+        self.drawn = None  # a player who drew plays the drawn card (the referee cannot see it)
+        self.wd4 = None
         self._close_uno_window(seat)
         self.hand[seat] = left
         self.top = str(card)
@@ -328,6 +350,16 @@ class Referee:
         elif effect == "WHF":
             victim = self._next(origin)
             self._owe(victim, until_fire=True, why=str(card))
+            self.turn = self._next(victim)
+        elif effect == "D2":
+            victim = self._next(origin)
+            self._owe(victim, cards=2, why=str(card))
+            self.turn = self._next(victim)
+        elif effect == "WD4":
+            # The victim may challenge: nothing is dispensed until they `challenge` or `draw`.
+            victim = self._next(origin)
+            self._owe(victim, cards=4, why=str(card), open_wd4=True)
+            self.wd4 = {"by": seat, "color": color_before}
             self.turn = self._next(victim)
         elif effect == "WAA":
             assert target is not None
@@ -364,6 +396,8 @@ class Referee:
     def hit(self) -> list[str]:
         """The player whose turn it is chooses (or has) to hit the launcher once."""
         self._need_phase("play", self._phase_hint())
+        if self.classic:
+            raise RuleError("classic: nobody hits; type `draw` and the launcher dispenses a card")
         if self.pending:
             raise RuleError(f"{self._pending_hint()} first")
         if self.bonus:
@@ -373,9 +407,58 @@ class Referee:
         self._owe(seat, hits=1, why="hit", ends_turn=True)
         return [f"{self.name(seat)} hits: press the button once"]
 
-    def pass_turn(self) -> list[str]:
-        """Decline the extra card after `R`/`S` (skip_reverse_play_again)."""
+    def draw(self) -> list[str]:
+        """Classic: the player whose turn it is draws one card (dispensed by the launcher), then
+        may play it if it is playable, or `pass`. Typed by the victim of a Wild Draw Four, it
+        accepts the four cards instead of challenging."""
         self._need_phase("play", self._phase_hint())
+        if not self.classic:
+            raise RuleError("`draw` is for the classic deck: in UNO Attack type `hit`")
+        ob = self._open_wd4()
+        if ob is not None:
+            ob.pop("open")
+            self.wd4 = None
+            return [f"{self.name(ob['seat'])} takes the WD4: 4 cards"]
+        if self.pending:
+            raise RuleError(f"{self._pending_hint()} first")
+        seat = self.turn
+        if self.drawn == seat:
+            raise RuleError(f"{self.name(seat)} has drawn: play the drawn card or `pass`")
+        self._close_uno_window(seat)
+        self._owe(seat, cards=1, why="draw", draw=True)
+        return [f"{self.name(seat)} draws a card"]
+
+    def challenge(self, legal: bool) -> list[str]:
+        """Classic: the victim of a Wild Draw Four challenges it; `legal` is the table's answer
+        (the player held no card of the colour in play). Legal: the challenger draws 6 and is
+        skipped; not legal: the player who played it draws 4 and the challenger keeps the turn."""
+        self._need_phase("play", self._phase_hint())
+        ob = self._open_wd4()
+        if ob is None or self.wd4 is None:
+            raise RuleError("there is no Wild Draw Four to challenge now")
+        by, victim = int(self.wd4["by"]), int(ob["seat"])
+        self.wd4 = None
+        if legal:
+            ob.pop("open")
+            ob["cards"] = 6
+            msgs = [f"the WD4 was legal: {self.name(victim)} draws 6"]
+        else:
+            self.pending.remove(ob)
+            self.pending.insert(0, {"seat": by, "cards": 4, "why": "WD4 challenged"})
+            self.turn = victim
+            msgs = [f"the WD4 was not legal: {self.name(by)} draws 4 instead"]
+        msgs.extend(self._obligation_msgs())
+        return msgs
+
+    def pass_turn(self) -> list[str]:
+        """Decline the extra card after `R`/`S` (skip_reverse_play_again), or (classic) keep
+        the card just drawn."""
+        self._need_phase("play", self._phase_hint())
+        if self.drawn is not None and not self.pending:
+            who = self.name(self.drawn)
+            self.turn = self._next(self.drawn)
+            self.drawn = None
+            return [f"{who} keeps the drawn card and passes"]
         if not self.bonus:
             raise RuleError("`pass` only declines the extra card after R or S; otherwise `hit`")
         who = self.name(self.bonus["seat"])
@@ -393,6 +476,8 @@ class Referee:
             raise RuleError("nobody owes a hit now")
         ob = self.pending[0]
         who = self.name(seat)
+        if ob.get("open"):
+            raise RuleError(f"{who} must `challenge` the WD4 or `draw` 4 first")
         if self.uno and self.uno["seat"] != seat:
             self.uno = None  # the next player has started: too late to catch
         self.hand[seat] += ejected
@@ -402,6 +487,18 @@ class Referee:
         self.presses_game[seat] += 1
         got = f"{who} takes {_plural(ejected, 'card')}" if ejected else f"{who}: dry"
         msgs = [f"{got} (holds {self.hand[seat]})" + (f" [{note}]" if note else "")]
+        if "cards" in ob:  # classic: a dispense; a short one (jam, empty) leaves the rest owed
+            ob["cards"] -= ejected
+            if ob["cards"] > 0:
+                msgs.append(f"{who} {self._owes_phrase(ob)}")
+                return msgs
+            self.pending.pop(0)
+            if ob.get("draw"):
+                self.drawn = seat
+                msgs.append(f"{who} may play the drawn card, or `pass`")
+            msgs.extend(self._obligation_msgs())
+            msgs.extend(self._maybe_end_round())
+            return msgs
         done = ejected > 0 if ob.get("until_fire") else ob["hits"] <= 1
         if not done:
             if not ob.get("until_fire"):
@@ -452,15 +549,25 @@ class Referee:
         if me == self.turn and not self.pending and self.hand[me] == 2:
             self.uno_early = me
             return [f"{self.name(me)} calls UNO"]
+        if self.classic and seat is not None and self.uno and self.uno["seat"] == seat:
+            raise RuleError(f"{self.name(seat)} already called UNO")
+        if self.classic and seat is not None and self.rules.uno_penalty:
+            # A false UNO call costs cards in classic; without a name it is a typing slip.
+            return self._penalty(seat, "false UNO call")
         raise RuleError(
             "UNO is called by the player who has just gone down to one card "
             "(or who holds two on their turn)"
         )
 
-    def catch(self, seat: int) -> list[str]:
-        """Someone called UNO on `seat` first: that player hits `uno_penalty` times."""
+    def catch(self, seat: int, accuser: int | None = None) -> list[str]:
+        """Someone called UNO on `seat` first: that player hits `uno_penalty` times (classic:
+        draws that many cards). Classic: a wrong accusation by a named `accuser` costs them
+        the same."""
         self._need_phase("play", self._phase_hint())
         who = self.name(seat)
+        wrong = not self.uno or self.uno["seat"] != seat or self.uno["called"]
+        if self.classic and wrong and accuser is not None and accuser != seat:
+            return self._penalty(accuser, f"wrong accusation of {who}")
         if not self.uno or self.uno["seat"] != seat:
             raise RuleError(
                 f"{who} cannot be caught now: only right after going down to one card, "
@@ -470,9 +577,18 @@ class Referee:
             raise RuleError(f"{who} already called UNO")
         self.uno = None
         penalty = self.rules.uno_penalty
+        if self.classic:
+            return self._penalty(seat, "caught without UNO")
         if penalty:
             self.pending.insert(0, {"seat": seat, "hits": penalty, "why": "caught without UNO"})
         return [f"{who} is caught without UNO: hits {_plural(penalty, 'time')}"]
+
+    def _penalty(self, seat: int, why: str) -> list[str]:
+        """Classic: `seat` draws `uno_penalty` cards, dispensed before anything else."""
+        n = self.rules.uno_penalty
+        if n:
+            self.pending.insert(0, {"seat": seat, "cards": n, "why": why})
+        return [f"{self.name(seat)}: {why}, draws {_plural(n, 'card')}"]
 
     # -- round end ----------------------------------------------------------------------------
     def to_enter(self) -> list[int]:
@@ -649,6 +765,8 @@ class Referee:
             "bonus": dict(self.bonus) if self.bonus else None,
             "uno": dict(self.uno) if self.uno else None,
             "uno_early": self.uno_early,
+            "drawn": self.drawn,
+            "wd4": dict(self.wd4) if self.wd4 else None,
             "winner": self.winner,
             "hands_left": {str(k): list(v) for k, v in self.hands_left.items()},
             "rounds": copy.deepcopy(self.rounds),
@@ -693,6 +811,8 @@ class Referee:
             ):
                 setattr(ref, attr, copy.deepcopy(data[key]))
             ref.hands_left = {int(k): list(v) for k, v in data["hands_left"].items()}
+            ref.drawn = data.get("drawn")  # absent from states written before classic
+            ref.wd4 = copy.deepcopy(data.get("wd4"))
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"not a table state: missing or bad field {exc}") from None
         if ref.phase not in ("deal", "play", "score", "over"):
@@ -718,6 +838,10 @@ class Referee:
         return f"{self.name(ob['seat'])} {self._owes_phrase(ob)}"
 
     def _owes_phrase(self, ob: dict[str, Any]) -> str:
+        if "cards" in ob:
+            if ob.get("open"):
+                return "must `challenge` the WD4 or `draw` 4"
+            return "draws 1 more card" if ob["cards"] == 1 else f"draws {ob['cards']} more cards"
         if ob.get("until_fire"):
             return "must hit until cards fire"
         n = ob["hits"]
@@ -755,15 +879,28 @@ class Referee:
         until_fire: bool = False,
         why: str,
         ends_turn: bool = False,
+        cards: int = 0,
+        draw: bool = False,
+        open_wd4: bool = False,
     ) -> None:
         ob: dict[str, Any] = {"seat": seat, "why": why}
-        if until_fire:
+        if cards:  # classic: cards the launcher dispenses
+            ob["cards"] = cards
+            if draw:
+                ob["draw"] = True
+            if open_wd4:
+                ob["open"] = True
+        elif until_fire:
             ob["until_fire"] = True
         else:
             ob["hits"] = hits
         if ends_turn:
             ob["ends_turn"] = True
         self.pending.append(ob)
+
+    def _open_wd4(self) -> dict[str, Any] | None:
+        """The Wild Draw Four obligation still waiting for `challenge` or `draw`, if any."""
+        return next((ob for ob in self.pending if ob.get("open")), None)
 
     def _around(self, seat: int, *, include_self: bool) -> list[int]:
         """Every active seat starting at `seat`'s left (clockwise), optionally `seat` last."""
@@ -829,6 +966,9 @@ def _check_names(names: list[str]) -> None:
 _COMMANDS = {
     "hand",
     "hit",
+    "draw",
+    "challenge",
+    "resend",
     "pass",
     "uno",
     "catch",
@@ -849,9 +989,13 @@ HELP = """\
 commands:
   CARD [COLOUR] [NAME] [N] [uno]   play a card: R5, W G, WAA B Carl (aim), RTH Bob, BDA 2 (+2 blue)
   hit                              the player whose turn it is hits the launcher once
+  draw                             classic: draw a card (dispensed); or take a WD4's 4 cards
+  challenge [y|n]                  classic: challenge a WD4; y/n: was it legal?
+  resend                           classic: a dispense lost in a crash never fired: send again
   pass                             decline the extra card after R or S
   uno [NAME]                       UNO is called (by the player down to one card)
-  catch NAME                       NAME did not call UNO in time: NAME hits twice
+  catch NAME [BY]                  NAME did not call UNO in time: NAME hits twice
+                                   (classic: draws 2; a wrong accusation costs BY 2)
   press                            press the box from the keyboard (same as the button)
   fired N                          without a box (--port none): the press fired N cards
   dealer NAME                      who deals (before the first card is turned up)
@@ -880,6 +1024,7 @@ class TableSession:
         out: TextIO | None = None,
         history: list[dict[str, Any]] | None = None,
         last_event: dict[str, Any] | None = None,
+        dispensing: dict[str, Any] | None = None,
     ) -> None:
         self.ref = referee
         self.box = box
@@ -898,6 +1043,24 @@ class TableSession:
         self.servo = True
         self.running = True
         self._lock = threading.Lock()
+        # Classic: the dispense in flight, {"seat", "cards", "press_id", "hold"}. It is saved
+        # BEFORE the command goes out (press_id None) and again with the box's press id, so a
+        # restarted referee never sends it twice: it waits for the fire event the box replays.
+        self.dispensing: dict[str, Any] | None = dict(dispensing) if dispensing else None
+        # Classic: a short dispense (jam, empty launcher) waits for `clear` or `load`.
+        self.dispense_hold = bool((dispensing or {}).get("hold"))
+        if self.dispensing is not None and self.dispensing.get("hold"):
+            self.dispensing = None
+        if self.dispensing is not None:
+            who = referee.name(int(self.dispensing["seat"]))
+            n = _plural(int(self.dispensing["cards"]), "card")
+            if self.dispensing.get("press_id") is None:
+                self.say(
+                    f"the referee stopped while sending a dispense of {n} for {who}: it counts "
+                    "when the box reports it; if the launcher never fired them, type `resend`"
+                )
+            else:
+                self.say(f"waiting for the box to report the dispense of {n} for {who}")
 
     # -- output -----------------------------------------------------------------------------
     def say(self, *lines: str) -> None:
@@ -920,6 +1083,8 @@ class TableSession:
         if ref.phase == "over":
             return "[game over] status, scores or quit> "
         hitter = ref.hitter()
+        if hitter is not None and ref.classic:
+            return f"[round {ref.round_no}] {ref.name(hitter)}: {ref.owed()}> "
         if hitter is not None:
             return f"[round {ref.round_no}] {ref.name(hitter)}: {ref.owed()}, press the button> "
         colour = COLOR_NAMES.get(ref.color or "", "-")
@@ -982,6 +1147,15 @@ class TableSession:
         if head == "undo":
             if not self.history:
                 raise RuleError("nothing to undo")
+            if self.box is not None and (
+                self.dispensing is not None
+                or Referee.from_dict(self.history[-1]).dispense_due() is not None
+            ):
+                # The launcher cannot take cards back: undoing to a state that owes a
+                # dispense would dispense those cards a second time.
+                raise RuleError(
+                    "undo would dispense cards again: correct the counts with `hand NAME N`"
+                )
             self.ref = Referee.from_dict(self.history.pop())
             return ["undone: " + self.prompt().rstrip("> ")]
         if head == "press":
@@ -1004,6 +1178,12 @@ class TableSession:
             return ref.set_dealer(ref.seat_of(args[0]))
         if head == "hit" and not args:
             return ref.hit()
+        if head == "draw" and not args:
+            return ref.draw()
+        if head == "challenge":
+            return self._challenge(args)
+        if head == "resend" and not args:
+            return self._resend()
         if head == "pass" and not args:
             return ref.pass_turn()
         if head == "uno":
@@ -1015,9 +1195,10 @@ class TableSession:
                 raise InputError("hand NAME N: NAME really holds N cards")
             return ref.set_hand(ref.seat_of(args[0]), int(args[1]))
         if head == "catch":
-            if len(args) != 1:
-                raise InputError("catch NAME: the player who did not call UNO")
-            return ref.catch(ref.seat_of(args[0]))
+            if len(args) not in (1, 2):
+                raise InputError("catch NAME [BY]: the player who did not call UNO (and who saw)")
+            accuser = ref.seat_of(args[1]) if len(args) == 2 else None
+            return ref.catch(ref.seat_of(args[0]), accuser)
         return self._card_line(words)
 
     def _card_line(self, words: list[str]) -> list[str] | None:
@@ -1090,8 +1271,33 @@ class TableSession:
             cards = [parse_card(w, ref.deck) for w in words]
         return ref.enter_hand(seat, cards, force=force)
 
+    def _challenge(self, args: list[str]) -> list[str] | None:
+        ref = self.ref
+        if ref.wd4 is None:
+            raise RuleError("there is no Wild Draw Four to challenge now")
+        if not args:
+            # The referee cannot see hands: the players show them and say.
+            by = ref.name(int(ref.wd4["by"]))
+            colour = COLOR_NAMES.get(ref.wd4.get("color") or "", "the colour in play")
+            self.asking = ("challenge", f"was {by}'s WD4 legal ({by} held no {colour} card)? y/n")
+            return None
+        answer = " ".join(args).lower()
+        if answer in ("y", "yes", "legal"):
+            return ref.challenge(True)
+        if answer in ("n", "no", "illegal"):
+            return ref.challenge(False)
+        raise InputError("challenge: answer y (the WD4 was legal) or n (it was not)")
+
+    def _resend(self) -> list[str]:
+        if self.dispensing is None or self.dispensing.get("press_id") is not None:
+            raise RuleError("`resend` is only for a dispense lost when the referee stopped")
+        self.dispensing = None
+        return ["the dispense will be sent again"]
+
     # -- the box ----------------------------------------------------------------------------
     def _press_from_keyboard(self) -> list[str] | None:
+        if self.ref.classic:
+            raise RuleError("classic: nobody presses; the referee dispenses the cards owed")
         if self.box is None:
             raise RuleError("no box connected: type `fired N` with the cards it fired")
         if self.ref.hitter() is None:
@@ -1107,12 +1313,14 @@ class TableSession:
         reply = self.box.load(total=int(args[0]))
         with contextlib.suppress(UnoError):
             self.box.clear()
+        self.dispense_hold = False
         return [f"box hopper: {_plural(int(reply.get('hopper', args[0])), 'card')}"]
 
     def _clear(self) -> list[str]:
         if self.box is None:
             raise RuleError("no box connected")
         reply = self.box.clear()
+        self.dispense_hold = False
         return [f"box: {reply.get('state', 'cleared')}"]
 
     def handle_event(self, event: dict[str, Any]) -> bool:
@@ -1194,6 +1402,8 @@ class TableSession:
         reason = event.get("reason")
         ejected = int(event.get("ejected") or 0)
         self._check_strays(event, ejected)
+        if self.ref.classic:
+            return self._on_dispensed(event, ejected)
         hitter = self.ref.hitter()
         if refused(event):
             self.say(f"box: press {event.get('press_id')} refused ({reason}): it does not count")
@@ -1219,6 +1429,74 @@ class TableSession:
             self.say(*self.ref.scoreboard())
         return True
 
+    def _on_dispensed(self, event: dict[str, Any], ejected: int) -> bool:
+        """Classic: only the fire event of the dispense in flight counts, for its seat."""
+        ours = self.dispensing
+        if ours is None or event.get("source") != "dispense":
+            if ejected:
+                self.say(
+                    f"box fired {_plural(ejected, 'card')} that nobody was owed: "
+                    "put them back into the launcher"
+                )
+            return bool(ejected)
+        if ours.get("press_id") not in (None, event.get("press_id")):
+            return False  # an older dispense's result, already counted
+        self.dispensing = None
+        self.last_hitter = int(ours["seat"])
+        if ejected < int(ours["cards"]):
+            self.dispense_hold = True  # a jam or an empty launcher: wait for `clear`/`load`
+        pending = self.ref.pending
+        mine = next(
+            (i for i, ob in enumerate(pending) if ob["seat"] == ours["seat"] and "cards" in ob),
+            None,
+        )
+        if mine is not None and not pending[mine].get("open"):
+            # A penalty typed while the cards were flying went in front: these are still ours.
+            pending.insert(0, pending.pop(mine))
+        if self.ref.hitter() != int(ours["seat"]) or self.ref.dispense_due() is None:
+            if ejected:
+                self.say(f"box fired {_plural(ejected, 'card')} nobody owed: put them back")
+            return True
+        before = self.ref.to_dict()
+        msgs = self.ref.press(ejected, f"dispense {event.get('press_id')}, {event.get('reason')}")
+        self.history.append(before)
+        del self.history[:-HISTORY_LIMIT]
+        self.say(*msgs)
+        if self.dispense_hold and self.ref.dispense_due() is not None:
+            self.say("the rest is dispensed after `clear` (jam) or `load N` (refilled)")
+        return True
+
+    def _dispense(self) -> None:
+        """Classic: send the dispense owed now, recording it in the state file first."""
+        due = self.ref.dispense_due()
+        if self.box is None or due is None or self.dispensing is not None:
+            return
+        if self.dispense_hold:
+            return
+        seat, cards = due
+        self.dispensing = {"seat": seat, "cards": cards, "press_id": None}
+        self.save()  # the intent, before the command can reach the box
+        try:
+            press_id = self.box.dispense(cards)
+        except UnoError as exc:
+            if getattr(exc, "code", "") in ("TIMEOUT", "CLOSED"):
+                # No reply: the box may still have dispensed. Keep the record, so its fire
+                # event counts when it comes; sending again could dispense twice.
+                self.say(
+                    f"box: no answer to the dispense of {_plural(cards, 'card')} ({exc}); they "
+                    "count when the box reports them; if the launcher never fired, type `resend`"
+                )
+                return
+            # The box answered no: it dispensed nothing.
+            self.dispensing = None
+            self.dispense_hold = True
+            self.save()
+            self.say(f"box: cannot dispense {_plural(cards, 'card')}: {exc}; `clear` retries")
+            return
+        self.dispensing["press_id"] = press_id
+        self.save()
+        self.say(f"box: dispensing {_plural(cards, 'card')} for {self.ref.name(seat)}")
+
     def _after_change(self) -> None:
         self.save()
         self._sync_box()
@@ -1228,12 +1506,16 @@ class TableSession:
         if self.box is None:
             return
         seat = self.ref.hitter()
+        if self.ref.classic:
+            seat = None  # nobody presses in classic: the button stays locked
         try:
             if seat is None:
                 if self.box_locked is not True:
                     self.box.lock()
                     self.box_locked = True
                     self.box_aim = None
+                if self.ref.classic:
+                    self._dispense()
                 return
             if self.servo and self.box_aim != seat:
                 try:
@@ -1259,8 +1541,16 @@ class TableSession:
             "referee": self.ref.to_dict(),
             "history": self.history,
             "last_event": self.last_event,
+            "dispensing": self._dispense_record(),
         }
         write_json_atomic(self.state_path, data)
+
+    def _dispense_record(self) -> dict[str, Any] | None:
+        if self.dispensing is not None:
+            return dict(self.dispensing, hold=False)
+        if self.dispense_hold:
+            return {"hold": True}
+        return None
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self, lines: TextIO) -> int:
@@ -1348,6 +1638,13 @@ def _check_state_folder(state: Path) -> None:
         raise InputError(f"--state {state}: {folder} is not a folder; give another FILE")
 
 
+def _read_dispensing(path: Path) -> dict[str, Any] | None:
+    """The classic dispense in flight (or on hold) saved with the state, if any."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    record = data.get("dispensing")
+    return dict(record) if isinstance(record, dict) else None
+
+
 def load_state(path: Path) -> tuple[Referee, list[dict[str, Any]], dict[str, Any]]:
     """Read a state file written by `TableSession.save`."""
     try:
@@ -1388,7 +1685,10 @@ def register(subparsers: Any) -> None:
         "--players", required=True, metavar="NAMES", help="comma-separated names, clockwise"
     )
     p.add_argument(
-        "--deck", default="attack", metavar="PRESET", help="attack (default) or attack-1998"
+        "--deck",
+        default="attack",
+        metavar="PRESET",
+        help="attack (default), attack-1998 or classic (the referee dispenses every draw)",
     )
     p.add_argument("--mode", default="target", choices=MODES, help="scoring mode (default target)")
     p.add_argument("--target", type=int, default=500, help="points that end the game (500)")
@@ -1414,8 +1714,15 @@ def build_session(args: argparse.Namespace, box: Any | None, out: TextIO) -> Tab
                 f"{state} holds a game of {','.join(ref.players)}: use those --players, "
                 "or --new to start over"
             )
+        dispensing = _read_dispensing(state)
         session = TableSession(
-            ref, box=box, state_path=state, out=out, history=history, last_event=last
+            ref,
+            box=box,
+            state_path=state,
+            out=out,
+            history=history,
+            last_event=last,
+            dispensing=dispensing,
         )
         session.say(f"resuming the game saved in {state}")
         return session

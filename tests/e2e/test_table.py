@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -18,7 +19,7 @@ import pytest
 
 from engine.client import BoxClient
 from engine.demo import MockBox, default_config_path, demo_config
-from engine.table import Referee, TableSession
+from engine.table import Referee, TableSession, build_session
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -336,7 +337,7 @@ def test_setup_mistakes_are_one_line_usage_errors(tmp_path):
         (["--port", "none", "--state", "nodir/t.json"], "folder nodir does not exist"),
         (["--port", str(regular), "--state", "t.json"], "is a regular file, not a serial port"),
         (["--port", "nosuch://x", "--state", "t.json"], "BAD_PORT: cannot use port"),
-        (["--port", "none", "--deck", "classic"], "cannot know which hand a drawn card"),
+        (["--port", "none", "--deck", "nosuch"], "unknown deck `nosuch`"),
     ]
     for args, message in cases:
         proc = _table_cli(tmp_path, *args)
@@ -344,3 +345,109 @@ def test_setup_mistakes_are_one_line_usage_errors(tmp_path):
         assert proc.stderr.count("\n") == 1 and message in proc.stderr, (args, proc.stderr)
         assert "Traceback" not in proc.stderr and ".tmp" not in proc.stderr
     assert not (tmp_path / "nodir").exists() and not (tmp_path / "t.json").exists()
+
+
+@pytest.mark.timeout(90)
+def test_classic_dispenses_every_draw_with_the_button_locked(box_factory, client_factory, tmp_path):
+    box = box_factory([5])  # a press would fire 5: none may happen, dispenses fire exactly
+    state = tmp_path / "t.json"
+    t = Table(client_factory(box), "Ann,Bob,Cat", state, deck="classic")
+    t.type("R5")  # Ann deals: Bob to play
+    assert t.box_state()["locked"] is True
+    t.type("press")
+    assert "nobody presses" in t.out.getvalue()
+
+    t.type("draw")  # Bob draws: the referee dispenses 1 card for him
+    t.pump_until(lambda: t.ref.hand[1] == 8)
+    assert t.ref.drawn == 1 and t.session.dispensing is None
+    t.type("pass")
+    t.type("RD2")  # Cat: Ann draws 2 at once and is skipped
+    t.pump_until(lambda: t.ref.hand[0] == 9)
+    assert t.ref.turn == 1 and t.ref.presses[0] == 1
+    t.type("WD4 B", "challenge")  # Bob plays WD4; Cat challenges; it was legal: Cat draws 6
+    assert "was Bob's WD4 legal (Bob held no red card)? y/n" in t.session.prompt()
+    t.type("y")
+    t.pump_until(lambda: t.ref.hand[2] == 12)
+    assert t.ref.hand == [9, 7, 12] and t.ref.fired == [2, 1, 6] and t.ref.turn == 0
+    assert t.box_state()["locked"] is True  # never unlocked in classic
+    assert "button live" not in t.out.getvalue()
+
+    # The host dies right after sending Ann's draw: the press id is saved, the fire event is
+    # not applied yet. A restarted referee waits for the box's replay and never sends again.
+    t.type("draw")
+    saved = json.loads(state.read_text())
+    assert saved["dispensing"]["press_id"] is not None and saved["referee"]["hand"][0] == 9
+    t.client.close()
+    hopper = int(saved["last_event"]["hopper"])
+
+    client = BoxClient(box.port, timeout=10.0)
+    client.position.stream = saved["last_event"]["stream"]
+    client.position.seq = int(saved["last_event"]["seq"])
+    client.connect()
+    try:
+        args = argparse.Namespace(players="Ann,Bob,Cat", state=state, new=False)
+        out = io.StringIO()
+        session = build_session(args, client, out)
+        assert "waiting for the box to report the dispense of 1 card for Ann" in out.getvalue()
+        session._sync_box()  # must not dispense again
+        deadline = time.monotonic() + 15.0
+        while session.ref.hand[0] != 10:
+            assert time.monotonic() < deadline, out.getvalue()
+            for event in client.events(timeout=0.1):
+                session.handle_event(event)
+        assert session.dispensing is None and session.ref.drawn == 0
+        assert client.status()["hopper"] == hopper - 1  # one card, dispensed once
+        assert json.loads(state.read_text())["dispensing"] is None
+    finally:
+        client.close()
+
+
+def _resume(box: MockBox, state: Path) -> tuple[BoxClient, TableSession, io.StringIO]:
+    """What `unoattack table` does on a restart: replay the box from the last applied event."""
+    saved = json.loads(state.read_text())
+    client = BoxClient(box.port, timeout=10.0)
+    client.position.stream = saved["last_event"]["stream"]
+    client.position.seq = int(saved["last_event"]["seq"])
+    client.connect()
+    out = io.StringIO()
+    args = argparse.Namespace(players="Ann,Bob,Cat", state=state, new=False)
+    return client, build_session(args, client, out), out
+
+
+@pytest.mark.timeout(90)
+def test_classic_crash_before_the_press_id_was_saved(box_factory, client_factory, tmp_path):
+    box = box_factory([5])
+    state = tmp_path / "t.json"
+    t = Table(client_factory(box), "Ann,Bob,Cat", state, deck="classic")
+    t.type("R5")
+    hopper = int(t.client.status()["hopper"])
+    t.type("draw")  # Bob's draw reaches the box ...
+    saved = json.loads(state.read_text())
+    saved["dispensing"]["press_id"] = None  # ... but the host died before saving its press id
+    state.write_text(json.dumps(saved))
+    t.client.close()
+
+    client, session, out = _resume(box, state)
+    try:
+        assert "if the launcher never fired them, type `resend`" in out.getvalue()
+        session._sync_box()  # waits: does not send again
+        deadline = time.monotonic() + 15.0
+        while session.ref.hand[1] != 8:
+            assert time.monotonic() < deadline, out.getvalue()
+            for event in client.events(timeout=0.1):
+                session.handle_event(event)
+        assert session.dispensing is None and client.status()["hopper"] == hopper - 1
+        session.handle_line("pass")
+        # Cat draws; the intent is saved, the command never left the host: `resend` sends it.
+        session.dispensing = {"seat": 2, "cards": 1, "press_id": None}
+        session.ref.draw()
+        session.handle_line("resend")
+        deadline = time.monotonic() + 15.0
+        while session.ref.hand[2] != 8:
+            assert time.monotonic() < deadline, out.getvalue()
+            for event in client.events(timeout=0.1):
+                session.handle_event(event)
+        assert client.status()["hopper"] == hopper - 2
+        assert "`resend` is only for" not in out.getvalue()
+    finally:
+        client.close()

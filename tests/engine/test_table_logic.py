@@ -381,8 +381,8 @@ def test_bad_setups_are_usage_errors():
         Referee(["Ann", "ann"])
     with pytest.raises(InputError, match="colour or a command"):
         Referee(["Ann", "R"])
-    with pytest.raises(InputError, match="classic"):
-        Referee(["Ann", "Bob"], deck="classic")
+    with pytest.raises(InputError, match="unknown deck"):
+        Referee(["Ann", "Bob"], deck="nosuch")
     with pytest.raises(InputError, match="even number"):
         Referee(["Ann", "Bob", "Cat"], mode="teams")
 
@@ -566,3 +566,111 @@ def test_one_card_is_singular(tmp_path):
     s.handle_line("hand bob 1")
     assert "Bob holds 1 card (was 7)" in out.getvalue()
     assert "1 cards" not in out.getvalue()
+
+
+# -- classic: the referee dispenses every draw ----------------------------------------------
+
+
+def test_classic_draw_dispenses_one_then_play_or_pass():
+    ref = table(deck="classic")  # Ann deals, Bob starts
+    assert "type `draw`" in rejected(ref, ref.hit)
+    ref.draw()
+    assert ref.dispense_due() == (1, 1) and ref.turn == 1
+    assert "draws 1 more card" in rejected(ref, ref.play, c("R7"))
+    ref.press(1)  # the dispense's fire event: 1 card ejected
+    assert ref.hand[1] == 8 and ref.fired[1] == 1 and ref.dispense_due() is None
+    assert "play the drawn card or `pass`" in rejected(ref, ref.draw)
+    ref.pass_turn()
+    assert ref.turn == 2 and ref.hand[1] == 8
+    ref.draw()
+    ref.press(1)
+    ref.play(c("R9"))  # the drawn card was playable
+    assert ref.hand[2] == 7 and ref.turn == 0 and ref.drawn is None
+
+
+def test_classic_short_dispense_leaves_the_rest_owed():
+    ref = table(deck="classic")
+    ref.play(c("RD2"))  # Bob: Cat draws 2 and is skipped
+    assert ref.dispense_due() == (2, 2) and ref.turn == 0
+    ref.press(1)  # a jam cut the dispense short
+    assert ref.dispense_due() == (2, 1) and ref.hand[2] == 8
+    ref.press(1)
+    assert ref.dispense_due() is None and ref.hand[2] == 9 and ref.turn == 0
+
+
+def test_classic_d2_turned_up_makes_the_first_player_draw_and_skips_them():
+    ref = table(deck="classic", first="BD2")
+    assert ref.dispense_due() == (1, 2) and ref.turn == 2
+    with pytest.raises(RuleError, match="WD4 goes back"):
+        Referee(["Ann", "Bob"], deck="classic").start_round(c("WD4"), "G")
+
+
+def test_classic_wd4_taken_without_challenge():
+    ref = table(deck="classic")
+    ref.play(c("WD4"), color="B")
+    # Nothing is dispensed until Cat decides.
+    assert ref.hitter() == 2 and ref.dispense_due() is None
+    assert "challenge" in rejected(ref, ref.press, 4)
+    ref.draw()  # Cat takes the four
+    assert ref.dispense_due() == (2, 4)
+    ref.press(4)
+    assert ref.hand[2] == 11 and ref.turn == 0 and ref.color == "B"
+
+
+def test_classic_wd4_challenge_legal_challenger_draws_six():
+    ref = table(deck="classic")
+    ref.play(c("WD4"), color="B")
+    assert ref.wd4 == {"by": 1, "color": "R"}
+    ref.challenge(True)
+    assert ref.dispense_due() == (2, 6)
+    ref.press(6)
+    assert ref.hand == [7, 6, 13] and ref.turn == 0  # Cat is skipped
+    assert "no Wild Draw Four" in rejected(ref, ref.challenge, True)
+
+
+def test_classic_wd4_challenge_illegal_player_draws_four_challenger_plays():
+    ref = table(deck="classic")
+    ref.play(c("WD4"), color="B")
+    ref.challenge(False)
+    assert ref.dispense_due() == (1, 4)
+    ref.press(4)
+    assert ref.hand == [7, 10, 7] and ref.turn == 2 and ref.hitter() is None
+    ref.play(c("B3"))
+    assert ref.turn == 0
+
+
+def test_classic_uno_penalties_are_two_cards_dispensed():
+    ref = table(deck="classic")
+    ref.set_hand(1, 2)
+    ref.play(c("R7"))  # Bob down to one card, no UNO called
+    ref.catch(1)
+    assert ref.dispense_due() == (1, 2)
+    ref.press(2)
+    assert ref.hand[1] == 3 and ref.hitter() is None
+    # A false UNO call (Cat holds 7) costs Cat 2 cards.
+    ref.call_uno(2)
+    assert ref.dispense_due() == (2, 2)
+    ref.press(2)
+    assert ref.hand[2] == 9
+    # A wrong accusation: Cat says Ann forgot UNO; Ann holds 7. It costs Cat 2 cards.
+    ref.catch(0, 2)
+    assert ref.dispense_due() == (2, 2)
+    ref.press(2)
+    assert ref.hand[2] == 11
+    # Without an accuser a wrong catch is refused as in UNO Attack.
+    assert "cannot be caught" in rejected(ref, ref.catch, 0)
+
+
+def test_classic_round_scores_classic_points_and_round_trips():
+    ref = table(deck="classic")
+    ref.set_hand(1, 1)
+    ref.play(c("RD2"), uno=True)  # Bob goes out on D2: Cat still draws 2
+    assert ref.phase == "play" and ref.dispense_due() == (2, 2)
+    ref.press(2)
+    assert ref.phase == "score" and ref.to_enter() == [0, 2]
+    restored = Referee.from_dict(json.loads(json.dumps(ref.to_dict())))
+    assert restored.to_dict() == ref.to_dict() and restored.classic
+    ref.enter_hand(0, [c(x) for x in ["R5", "BD2", "WD4", "GS", "W", "Y0", "Y9"]])
+    ref.enter_hand(2, [c(x) for x in ["B1", "G2", "R3", "Y4", "BR", "W", "G9", "G8", "G7"]])
+    # 5+20+50+20+50+0+9 = 154 and 1+2+3+4+20+50+9+8+7 = 104
+    assert ref.scores == [0, 258, 0] and ref.phase == "deal" and ref.dealer == 1
