@@ -3,11 +3,17 @@
 Two implementations of one interface (docs/architecture.md, "Journal"):
 
 - `MemoryJournal` keeps everything in memory (tests, `--journal` not given in a throw-away run);
-- `SqliteJournal(path)` keeps it in SQLite (WAL, ``synchronous=FULL``) so that events, the
-  acked mark, the press-id counter, the in-flight press and stored command replies survive a
-  crash or a power cut.
+- `SqliteJournal(path)` keeps it in SQLite (WAL) so that events, the acked mark, the press-id
+  counter, the in-flight press and stored command replies survive a crash or a power cut.
 
-Both are thread-safe: the loop thread appends, the link's threads read and ack.
+Durability is a group commit (docs/architecture.md, "Journal"): `append`, `put_reply`,
+`next_press_id` and `ack` commit without an fsync (they survive a crash of the process at once),
+and `sync()` makes everything committed so far survive a power cut with one fsync of the
+write-ahead log. The link calls `sync()` before it writes any event above `durable_seq` and
+before it writes any reply, so nothing reaches the host that a power cut could take back; the
+in-flight press record is still committed with ``synchronous=FULL`` (fsync'd on its own).
+
+Both are thread-safe: the loop thread appends, the link's threads read, ack and sync.
 """
 
 from __future__ import annotations
@@ -90,6 +96,15 @@ class MemoryJournal:
         """Highest seq the host has acknowledged (cumulative)."""
         with self._lock:
             return self._acked
+
+    @property
+    def durable_seq(self) -> int:
+        """Memory has no disk to wait for: every event is as durable as it will get."""
+        return self.last_seq
+
+    def sync(self) -> int:
+        """Nothing to flush; returns `durable_seq` (the same interface as `SqliteJournal`)."""
+        return self.durable_seq
 
     def append(
         self,
@@ -219,9 +234,11 @@ def _refuse_foreign(path: Path) -> None:
 
 
 class SqliteJournal:
-    """Journal in a SQLite file (WAL, ``synchronous=FULL``: a committed event survives a power
-    cut). The `stream` id is created with the file and kept in its meta table; `boot` is new
-    each open.
+    """Journal in a SQLite file in WAL mode. A commit survives a crash of the process at once
+    and a power cut once `sync()` has returned (one fsync of the write-ahead log covers every
+    commit before it: group commit); the in-flight press record is written with
+    ``synchronous=FULL`` and fsync'd by its own commit. The `stream` id is created with the file
+    and kept in its meta table; `boot` is new each open.
 
     A path that is a directory, or a file that is not SQLite at all (someone's notes), is
     refused with `UsageError`: it is the user's, never ours to move. An SQLite file that is
@@ -234,7 +251,17 @@ class SqliteJournal:
         self.boot = _new_id()[:12]
         self.recovered: str | None = None
         self._lock = threading.RLock()
+        # held across a sync's fsync (not `_lock`, so the loop keeps appending meanwhile)
+        self._sync_lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._wal_fd: int | None = None  # our own descriptor of the -wal file, for fsync
+        self._dir_synced = False
+        # commits made / commits known to be on disk: sync() has work iff they differ. A file
+        # left by a killed process may hold commits that never reached the disk, so the first
+        # sync always fsyncs.
+        self._commits = 1
+        self._synced_commits = 0
+        self._durable_seq = 0
         _refuse_foreign(self.path)
         try:
             self._db = self._open()
@@ -348,9 +375,10 @@ class SqliteJournal:
 
         `durable=False` commits without waiting for the disk (WAL, ``synchronous=NORMAL``): the
         change survives a crash of the process but may be lost, together with everything after
-        it, in a power cut, until the next durable commit (which syncs the whole log)."""
+        it, in a power cut, until the next `sync()`."""
         with self._lock:
             db = self._conn()
+            self._commits += 1  # counted before the commit: a failed one costs one spare fsync
             try:
                 if not durable:
                     db.execute("PRAGMA synchronous=NORMAL")
@@ -383,6 +411,81 @@ class SqliteJournal:
         with self._lock:
             return self._acked
 
+    @property
+    def durable_seq(self) -> int:
+        """Every event up to this seq is on disk (survives a power cut). Send nothing above it:
+        call `sync()` first."""
+        with self._lock:
+            return self._durable_seq
+
+    def sync(self) -> int:
+        """Make every change committed so far survive a power cut, with one fsync of the
+        write-ahead log, and return the new `durable_seq`. A no-op when nothing was committed
+        since the last sync.
+
+        Why an fsync of the -wal file is enough: in WAL mode a commit only appends frames to
+        that file (``synchronous=NORMAL`` skips its fsync), and fsync flushes every written
+        page of the file, so it covers all commits before it; the main database file only
+        changes in a checkpoint, which fsyncs the log before and the database after copying.
+        The fsync runs without the journal lock, so appends on the loop thread go on meanwhile
+        (they are covered by the next sync)."""
+        with self._sync_lock:
+            with self._lock:
+                self._conn()  # JournalError once closed
+                if self._synced_commits == self._commits:
+                    return self._durable_seq
+                commits, seq = self._commits, self._last_seq
+                try:
+                    wal_fd = self._open_wal()
+                except OSError as exc:
+                    raise JournalError(f"journal {self.path}: cannot open its log: {exc}") from exc
+            try:
+                if wal_fd is None:
+                    # no -wal file (cannot happen while the connection is open, but then the
+                    # fallback is SQLite's own: a commit with synchronous=FULL syncs the log)
+                    self._write(lambda db: self._set_meta("last_seq", str(self._last_seq)))
+                else:
+                    os.fsync(wal_fd)
+                    if not self._dir_synced:
+                        self._fsync_dir()  # the -wal file's own name must survive too
+                        self._dir_synced = True
+            except OSError as exc:
+                raise JournalError(f"journal {self.path}: sync failed: {exc}") from exc
+            with self._lock:
+                self._synced_commits = max(self._synced_commits, commits)
+                self._durable_seq = max(self._durable_seq, seq)
+                return self._durable_seq
+
+    def _open_wal(self) -> int | None:
+        """Our descriptor of the -wal file, reopened if SQLite replaced the file. Called with
+        both locks held. Never open the main database file: closing any descriptor of it would
+        drop SQLite's POSIX locks on it (the -wal file carries no locks; WAL locking is done in
+        the -shm file)."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            st = os.stat(wal)
+        except FileNotFoundError:
+            st = None
+        if self._wal_fd is not None:
+            mine = os.fstat(self._wal_fd)
+            if st is None or (mine.st_dev, mine.st_ino) != (st.st_dev, st.st_ino):
+                os.close(self._wal_fd)
+                self._wal_fd = None
+                self._dir_synced = False
+        if self._wal_fd is None and st is not None:
+            try:
+                self._wal_fd = os.open(wal, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return None
+        return self._wal_fd
+
+    def _fsync_dir(self) -> None:
+        fd = os.open(self.path.parent, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
     def append(
         self,
         kind: str,
@@ -392,11 +495,12 @@ class SqliteJournal:
         clear_inflight: bool = False,
         reply: tuple[str, dict] | None = None,
     ) -> dict:
-        """Assign the next seq, commit the event (fsync'd) and return it in full. With
-        `clear_inflight` the in-flight press record is cleared in the same transaction; with
-        `reply` ``(cmd_id, reply)`` that command's reply is stored in it too, so a crash can
-        never leave the effect (e.g. a ``press``) journaled without the answer a retry of the
-        same command id must get."""
+        """Assign the next seq, commit the event and return it in full. The commit survives a
+        crash of the process; it survives a power cut after the next `sync()` (the link syncs
+        before it sends the event). With `clear_inflight` the in-flight press record is cleared
+        in the same transaction; with `reply` ``(cmd_id, reply)`` that command's reply is
+        stored in it too, so a crash can never leave the effect (e.g. a ``press``) journaled
+        without the answer a retry of the same command id must get."""
         with self._lock:
             seq = self._last_seq + 1
             event = _make_event(self.stream, self.boot, seq, kind, t_ms, fields)
@@ -410,7 +514,8 @@ class SqliteJournal:
                 if reply is not None:
                     self._store_reply(db, *reply)
 
-            self._write(write)
+            # no fsync here: one `sync()` before sending covers a whole batch (group commit)
+            self._write(write, durable=False)
             self._last_seq = seq
             return event
 
@@ -423,7 +528,7 @@ class SqliteJournal:
             return value
 
         # not synced on its own: an id is only ever shown after the press event that carries
-        # it is committed durably, and that commit syncs this one too
+        # it is made durable by a sync(), and that sync covers this commit too
         return int(self._write(bump, durable=False))
 
     def set_inflight(self, press: dict) -> None:
@@ -479,8 +584,9 @@ class SqliteJournal:
         return json.loads(row[0]) if row is not None else None
 
     def put_reply(self, cmd_id: str, reply: dict) -> None:
-        """Store the reply to `cmd_id`; only the newest `KEEP_REPLIES` are kept."""
-        self._write(lambda db: self._store_reply(db, cmd_id, reply))
+        """Store the reply to `cmd_id`; only the newest `KEEP_REPLIES` are kept. Like `append`,
+        durable after the next `sync()` (the link syncs before it writes the reply)."""
+        self._write(lambda db: self._store_reply(db, cmd_id, reply), durable=False)
 
     def _store_reply(self, db: sqlite3.Connection, cmd_id: str, reply: dict) -> None:
         body = json.dumps(reply, separators=(",", ":"))
@@ -490,8 +596,13 @@ class SqliteJournal:
         )
 
     def close(self) -> None:
-        """Close the database; idempotent."""
-        with self._lock:
+        """Close the database; idempotent. Changes not yet synced stay in the operating
+        system's hands (safe across a crash of this process, not across a power cut)."""
+        with self._sync_lock, self._lock:  # never close the -wal descriptor under an fsync
+            if self._wal_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._wal_fd)
+                self._wal_fd = None
             self._close_db()
 
     def __enter__(self) -> SqliteJournal:

@@ -8,7 +8,9 @@
   error reply and counted. The reader also (re)opens the port, with back-off, for ever.
 - the **writer** is the only thread that writes: queued replies first, then events from the
   journal, at most `window` unacknowledged events in flight, resending the oldest unacked ones
-  when the resend timer (0.25 s doubling to 5 s) runs out.
+  when the resend timer (0.25 s doubling to 5 s) runs out. Nothing goes out that a power cut
+  could take back: before it writes an event above ``journal.durable_seq``, and before it writes
+  replies, it calls ``journal.sync()`` (one fsync for the whole batch: group commit).
 
 The daemon's loop thread never blocks on the port: its subscriber callback only wakes the
 writer, and command replies are queued for the writer.
@@ -567,12 +569,10 @@ class Link:
         # events this step finds due. So a reply always follows every event that was due before
         # its command arrived (a host can sync on it), and replies cannot starve events.
         with self._lock:
-            todo = len(self._out)
-        for _ in range(todo):
-            with self._lock:
-                if not self._out:
-                    return
-                cmd_id, reply = self._out.popleft()
+            batch = [self._out.popleft() for _ in range(len(self._out))]
+        if not batch:
+            return
+        for cmd_id, reply in batch:
             if cmd_id is not None:
                 # stored before it is written: a retry of this id can only get this reply
                 try:
@@ -581,7 +581,23 @@ class Link:
                     log.exception("storing the reply to %s failed", cmd_id)
                 with self._lock:
                     self._pending.discard(cmd_id)
+        # stored (so None from here on) and waiting for the disk, in their order
+        unsent: collections.deque[tuple[str | None, dict]] = collections.deque(
+            (None, reply) for _, reply in batch
+        )
+        try:
+            # a reply may tell of journaled effects (a press id, its own stored copy): the disk
+            # must hold them before the host hears of them. One fsync for the whole batch.
+            self._journal.sync()
+        except Exception:
+            with self._lock:
+                self._out.extendleft(reversed(unsent))  # try again next step, in order
+            raise
+        while unsent:
+            _, reply = unsent.popleft()
             if not self._write(port, protocol.encode(reply)):
+                with self._lock:
+                    self._out.extendleft(reversed(unsent))
                 return
 
     def _send_events(self, port: _Port) -> None:
@@ -597,7 +613,12 @@ class Link:
             start = self._next - 1
         if room <= 0:
             return
-        for index, event in enumerate(self._journal.events_after(start, limit=room)):
+        events = self._journal.events_after(start, limit=room)
+        if events and events[-1]["seq"] > self._journal.durable_seq:
+            # group commit: one fsync makes this whole batch (and all before it) survive a
+            # power cut before any of it is on the wire
+            self._journal.sync()
+        for index, event in enumerate(events):
             seq = event["seq"]
             with self._lock:
                 if index == 0 and seq > self._next == start + 1:

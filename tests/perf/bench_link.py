@@ -1,6 +1,6 @@
 """Link speed: fire results per second through the whole path, against raw pyserial line echo.
 
-Ours: a `launcher run --mock --port pty` daemon (SQLite journal, `synchronous=FULL`) whose jam
+Ours: a `launcher run --mock --port pty` daemon (SQLite journal, group-commit fsync) whose jam
 model plans 0 cards for 19 presses in 20 (a pattern must fire sometimes), so nearly every press
 is answered at once by a `dry` fire result and the rest by a one-card burst of a few ms;
 the host client presses from several threads, and every fire result travels daemon -> journal ->
