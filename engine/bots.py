@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Protocol
 
-from engine.cards import Card
+from engine.cards import NUMBER_FACES, Card
 from engine.game import Action, Round
 
 __all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "make_bot"]
@@ -213,7 +213,14 @@ class HeuristicBot:
             if len(cards) == 1:
                 part = parts.get(card)
                 if part is None:
-                    part = parts[card] = _part(rnd, seat, card, n, colors, points, plain)
+                    if n > 1 and card.face in _PLAIN_FACES:
+                        # Nothing but the points and the card shed (a wild: kept if it can be).
+                        part = points[card] + 12.0
+                        if plain and card.color is None:
+                            part -= 90.0
+                    else:
+                        part = _part(rnd, seat, card, n, colors, points, plain)
+                    parts[card] = part
                 if part == GOING_OUT:
                     score = part
                 else:
@@ -297,6 +304,8 @@ _TAKE_ORDER = {"hit": 0, "draw": 1, "pass": 2}
 GOING_OUT = 1e6
 # Faces whose effect lands on the next seat, or on everyone (WAH), or turns play around (R).
 _AIMED = frozenset(_PAIN) | {"WAH", "R"}
+# Faces scored by points and cards shed alone (numbers, W): no effect, no special case.
+_PLAIN_FACES = frozenset(NUMBER_FACES) | {"W"}
 
 
 def _urgency(left: int) -> float:
