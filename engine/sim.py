@@ -99,38 +99,37 @@ def play_round(
     actions = 0
     jump_in = rnd.rules.jump_in
     seats = rnd.seats
-    while not rnd.over:
-        if rnd.window is not None or jump_in:
-            first = rnd.window if rnd.window is not None else rnd.actor
-            start = seats.index(first) if first in seats else 0
-            for seat in seats[start:] + seats[:start]:
-                if rnd.over:
-                    break
-                act = bots[seat].react(rnd, seat)
-                if act is not None:
-                    _apply(rnd, act, where)
-                    actions += 1
-            if rnd.over:
-                break
-        actor = rnd.actor
-        if actor is None:  # pragma: no cover - over is checked above
-            break
-        _apply(rnd, bots[actor].choose(rnd, actor), where)
-        actions += 1
-        if actions >= max_actions:
-            raise RunawayError(
-                f"{where} ran past {max_actions} actions without ending "
-                f"(turn {rnd.turn}, {len(rnd.pile)} cards in the launcher): engine or bot bug"
-            )
-    return actions
-
-
-def _apply(rnd: Round, act: Any, where: str) -> None:
+    apply = rnd.apply
+    choose = [bot.choose for bot in bots]  # bound once: this loop runs for every move
+    act: Any = None
     try:
-        rnd.apply(act)
+        # `actor` is None exactly when the round is over.
+        while (actor := rnd.actor) is not None:
+            if rnd.window is not None or jump_in:
+                first = rnd.window if rnd.window is not None else actor
+                start = seats.index(first) if first in seats else 0
+                for seat in seats[start:] + seats[:start]:
+                    act = bots[seat].react(rnd, seat)
+                    if act is not None:
+                        apply(act)
+                        actions += 1
+                        if rnd.over:
+                            break
+                actor = rnd.actor
+                if actor is None:
+                    break
+            act = choose[actor](rnd, actor)
+            apply(act)
+            actions += 1
+            if actions >= max_actions:
+                raise RunawayError(
+                    f"{where} ran past {max_actions} actions without ending "
+                    f"(turn {rnd.turn}, {len(rnd.pile)} cards in the launcher): engine or bot bug"
+                )
     except RuleError as exc:
         # Bots only pick legal actions, so this is a bug; say where to replay it.
         raise RunawayError(f"{where}: a bot chose an illegal action ({act}): {exc}") from exc
+    return actions
 
 
 @dataclass(frozen=True)
