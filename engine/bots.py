@@ -216,7 +216,6 @@ class HeuristicBot:
         points = rnd.deck.points
         # The colour of each card (None: wild), counted per colour named (list.count is C).
         colors = [c.color for c in hand]
-        count: dict[str | None, int] = {}
         plain = False
         for act in plays:
             if act.cards[0].color is not None:
@@ -224,9 +223,12 @@ class HeuristicBot:
                 break
         wild_effect = rnd.rules.custom_wild_effect
         hands = rnd.hands
-        # Per card played alone: its score but for the colour held after it and what depends
-        # on the target; GOING_OUT when it is the last card (or takes the last ones with it).
-        parts: dict[Card, float] = {}
+        # `part`: the score of playing `last` alone but for the colour held after it and what
+        # depends on the target; GOING_OUT when it is the last card (or takes the last ones
+        # with it). A card's plays (one per colour, per target) come one after another, so it is
+        # worked out once per card; were they apart it would only be worked out again.
+        last: Card | None = None
+        part = 0.0
         best: Action | None = None
         best_score = float("-inf")
         random_ = self.rng.random
@@ -234,8 +236,8 @@ class HeuristicBot:
             cards = act.cards
             card = cards[0]
             if len(cards) == 1:
-                part = parts.get(card)
-                if part is None:
+                if card is not last:
+                    last = card
                     if n > 1 and card.face in _PLAIN_FACES:
                         # Nothing but the points and the card shed (a wild: kept if it can be).
                         part = points[card] + 12.0
@@ -243,16 +245,12 @@ class HeuristicBot:
                             part -= 90.0
                     else:
                         part = _part(rnd, seat, card, n, colors, points, plain)
-                    parts[card] = part
                 if part == GOING_OUT:
                     score = part
                 else:
                     named = act.color
-                    held = count.get(named)
-                    if held is None:
-                        held = count[named] = colors.count(named)
-                    color = card.color
-                    if color == named:  # the card itself (DA: every card of its colour) leaves
+                    held = colors.count(named)
+                    if card.color == named:  # the card itself (DA: all of its colour) leaves
                         held = 0 if card.face == "DA" else held - 1
                     score = part + 6.0 * held
                     target = act.target
