@@ -178,7 +178,7 @@ class DaskExecutor(_Closing):
         futures = self._client.map(fn, list(tasks), pure=False)
         index = {future.key: i for i, future in enumerate(futures)}
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures, loop=self._client.loop):
                 yield index[future.key], future.result()
         except (OSError, TimeoutError) as exc:
             raise ExecutorError(f"the Dask cluster at {self.address}: {_reason(exc)}") from None
