@@ -29,6 +29,7 @@ import math
 import os
 import statistics
 import sys
+import textwrap
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,6 +37,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from engine.cards import PRESETS
 from engine.duration import PRESS_SECONDS, TURN_SECONDS, BoxTimes, game_seconds
 from engine.errors import BoxConfigError, InputError
 from engine.executors import Executor
@@ -203,20 +205,22 @@ def read_file(path: str) -> SweepSpec:
     base = doc.get("base", {})
     if not isinstance(base, Mapping):
         raise InputError(f"{path}: base must be a table ([base])")
-    spec.base = _checked(flatten(base, f"{path}: [base] "), f"{path}: [base] ")
+    folder = p.parent
+    spec.base = _checked(flatten(base, f"{path}: [base] "), f"{path}: [base] ", folder)
     grid = doc.get("grid", {})
     if not isinstance(grid, Mapping):
         raise InputError(f"{path}: grid must be a table ([grid])")
     spec.grid = {}
     for key, values in flatten(grid, f"{path}: [grid] ").items():
-        spec.grid[key] = _alternatives(key, values, f"{path}: [grid] ")
+        choices = _alternatives(key, values, f"{path}: [grid] ")
+        spec.grid[key] = [_relative(key, v, folder) for v in choices]
     entries = doc.get("setting", [])
     if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
         raise InputError(f"{path}: setting must be tables ([[setting]])")
     spec.entries = []
     for i, entry in enumerate(entries, 1):
         where = f"{path}: [[setting]] {i}: "
-        flat = _checked(flatten(entry, where), where)
+        flat = _checked(flatten(entry, where), where, folder)
         for key in flat:
             if key in spec.grid:
                 raise InputError(f"{where}{key} is also in [grid]: give it in one place")
@@ -224,8 +228,22 @@ def read_file(path: str) -> SweepSpec:
     return spec
 
 
-def _checked(flat: Mapping[str, object], where: str) -> dict[str, object]:
-    return {key: check_value(key, value, where) for key, value in flat.items()}
+def _checked(
+    flat: Mapping[str, object], where: str, folder: Path | None = None
+) -> dict[str, object]:
+    return {
+        key: _relative(key, check_value(key, value, where), folder) for key, value in flat.items()
+    }
+
+
+def _relative(key: str, value: object, folder: Path | None) -> object:
+    """A box config or deck file named in a sweep file is found next to the sweep file."""
+    if folder is None or key not in ("config", "deck") or not isinstance(value, str):
+        return value
+    if key == "deck" and value in PRESETS:
+        return value
+    path = Path(value).expanduser()
+    return value if path.is_absolute() else str(folder / path)
 
 
 def _alternatives(key: str, values: object, where: str) -> list[object]:
@@ -646,7 +664,7 @@ def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) ->
     """The human-readable report: one line per setting finished."""
     head = (
         f"{'#':>3}  {'setting':<30}{'rounds':>7}{'turns':>7}{'presses':>8}{'cards':>7}"
-        f"{'min':>6}{'dry':>5}{'c/hit':>6}{'decided':>8}  wins by bot"
+        f"{'min':>6}{'dry':>5}{'c/hit':>6}{'decided':>8}  wins"
     )
     lines = [head]
     for data in summaries:
@@ -665,10 +683,9 @@ def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) ->
     rate = games / result.elapsed_s if result.elapsed_s else 0.0
     lines += [
         "",
-        "per game (means): rounds, turns, presses, cards fired, estimated minutes at the table; "
-        "dry: hits that fired nothing; c/hit: cards per hit; decided: rounds the launcher "
-        "decided (it fired at a player on one card who then lost the round); wins by bot: "
-        "games won per seat it holds",
+        "per game (means): rounds, turns, presses, cards fired, minutes at the table (estimated)",
+        "dry: hits that fired nothing; c/hit: cards per hit; decided: rounds the launcher decided "
+        "(docs/sim.md); wins: games won per seat",
         f"{len(summaries)} of {result.total} settings, {games} games in "
         f"{result.elapsed_s:.1f} s ({rate:.0f} games/s)",
     ]
@@ -694,7 +711,6 @@ def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
     matplotlib.use("Agg")  # files only; never needs a display
     import matplotlib.pyplot as plt
 
-    labels = [f"{s.index}: {s.label}" for s, _ in finished]
     panels = [
         ("minutes per game (estimated)", [minutes(s, st) for s, st in finished]),
         ("rounds per game", [[r.rounds for r in st.rows or ()] for _, st in finished]),
@@ -702,17 +718,20 @@ def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
         ("presses per game", [[r.presses for r in st.rows or ()] for _, st in finished]),
         ("cards fired per game", [[r.cards for r in st.rows or ()] for _, st in finished]),
     ]
-    width = max(10.0, 0.45 * len(finished) * 3)
-    fig, axes = plt.subplots(2, 3, figsize=(min(width, 30.0), 8.5))
+    # Settings are numbered on the axes and named once, under the panels.
+    named = (f"{s.index}: {s.label}".replace(" ", "\u00a0") for s, _ in finished)
+    key = textwrap.wrap("    ".join(named), 150)  # breaks between settings, not inside one
+    footer = 0.25 + 0.16 * len(key)  # inches
+    width = min(30.0, max(11.0, 0.3 * len(finished) * 3))
+    fig, axes = plt.subplots(2, 3, figsize=(width, 7.5 + footer))
     ticks = list(range(1, len(finished) + 1))
-    names = [str(s.index) for s, _ in finished] if len(finished) > 6 else labels
+    names = [str(s.index) for s, _ in finished]
     for ax, (title, data) in zip(axes.flat, panels, strict=False):
         if any(data):
             ax.boxplot([d or [0] for d in data], showfliers=False)
         ax.set_title(title, fontsize=10)
-        ax.set_xticks(
-            ticks, names, rotation=30 if len(finished) <= 6 else 0, ha="right", fontsize=8
-        )
+        ax.set_xticks(ticks, names, fontsize=8)
+        ax.set_xlabel("setting", fontsize=8)
         ax.grid(axis="y", alpha=0.3)
     ax = axes.flat[5]
     for setting, stats in finished:
@@ -729,15 +748,15 @@ def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
                 ms=3,
                 label=f"{setting.index}: dry {dry:.0%}",
             )
-    ax.set_title("cards per firing hit (share of those hits)", fontsize=10)
-    ax.set_xlabel("cards fired")
+    ax.set_title("cards per firing hit (share)", fontsize=10)
+    ax.set_xlabel("cards fired", fontsize=8)
     ax.grid(alpha=0.3)
     if any(st.hits > st.dry_hits for _, st in finished) and len(finished) <= 12:
         ax.legend(fontsize=7, title="setting", title_fontsize=7)
-    if len(finished) > 6:
-        fig.text(0.01, 0.005, "settings: " + "; ".join(labels), fontsize=6, wrap=True)
+    height = fig.get_figheight()
+    fig.text(0.01, 0.1 / height, "\n".join(key), fontsize=8, va="bottom", family="monospace")
     fig.suptitle(f"unoattack sweep: {len(finished)} settings", fontsize=11)
-    fig.tight_layout(rect=(0, 0.04 if len(finished) > 6 else 0, 1, 1))
+    fig.tight_layout(rect=(0, footer / height, 1, 1))
     try:
         fig.savefig(path, dpi=110)
     except OSError as exc:

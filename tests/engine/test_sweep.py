@@ -364,3 +364,18 @@ def test_a_solenoid_box_times_its_pulses(tmp_path: Path) -> None:
     box.write_text(text, encoding="utf-8")
     times = BoxTimes.from_config(box_config.load(box))
     assert times == BoxTimes(burst_ms=300.0, card_ms=40.0 + 120.0)
+
+
+def test_files_named_in_a_sweep_file_are_found_next_to_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = (ROOT / "hardware" / "launcher.toml").read_text(encoding="utf-8")
+    (tmp_path / "box.toml").write_text(text, encoding="utf-8")
+    (tmp_path / "night.toml").write_text('games = 1\n[base]\nconfig = "box.toml"\n', "utf-8")
+    data = run_json(capsys, str(tmp_path / "night.toml"))
+    assert data["results"][0]["setting"]["config"] == str(tmp_path / "box.toml")
+
+
+def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, str(ROOT / "docs/examples/sweep/tune-box.toml"), "--games", "1")
+    assert data["settings"] == 6
