@@ -644,10 +644,13 @@ def format_table(data: dict[str, Any], *, asked: int | None = None) -> str:
         f"mean turns per round  {data['mean_turns_per_round']:.2f}",
         f"hits                  {data['hits']} ({data['dry_hits']} dry)",
         f"cards fired           {data['cards_fired']}",
-        f"launcher decided      {data['launcher_decided']} rounds "
-        "(fired at a player on one card who then lost the round)",
-        f"elapsed               {data['elapsed_s']:.2f} s",
     ]
+    if "launcher_decided" in data:
+        lines.append(
+            f"launcher decided      {data['launcher_decided']} rounds "
+            "(fired at a player on one card who then lost the round)"
+        )
+    lines.append(f"elapsed               {data['elapsed_s']:.2f} s")
     if data.get("interrupted"):
         of = f" of {asked}" if asked is not None else ""
         lines.append(f"interrupted by Ctrl-C after {data['games']}{of} games")
