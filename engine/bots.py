@@ -52,15 +52,26 @@ class RandomBot:
     def __init__(self, seed: int | None = 0, *, rng: random.Random | None = None) -> None:
         self.rng = rng if rng is not None else random.Random(seed)
         self._below = _below_for(self.rng)
+        # A plain Random's getrandbits, for choose() to draw inline (see _below_for).
+        self._bits = self.rng.getrandbits if type(self.rng) is random.Random else None
 
     def choose(self, rnd: Round, seat: int) -> Action:
         """A legal move, each equally likely."""
         acts = rnd.legal_actions(seat)
         moves = [a for a in acts if a.kind not in _CALLS]
         pick = moves or acts
-        if not pick:
+        n = len(pick)
+        if not n:
             raise ValueError(f"seat {seat} has no legal action")
-        return pick[self._below(len(pick))]
+        bits = self._bits
+        if bits is None:
+            return pick[self._below(n)]
+        # _below_for's draw, inline: this runs for every move of a random player.
+        k = n.bit_length()
+        r = bits(k)
+        while r >= n:
+            r = bits(k)
+        return pick[r]
 
     def react(self, rnd: Round, seat: int) -> Action | None:
         """Uniform over doing nothing and the out-of-turn actions the moment allows: UNO calls
@@ -157,6 +168,8 @@ class HeuristicBot:
     def choose(self, rnd: Round, seat: int) -> Action:
         """The best legal action by the scoring above."""
         acts = rnd.legal_actions(seat)
+        if len(acts) == 1 and acts[0].kind != "play":
+            return acts[0]  # a forced move (a hit owed, say): every rule below picks it
         if not acts:
             raise ValueError(f"seat {seat} has no legal action")
         window = rnd.window
