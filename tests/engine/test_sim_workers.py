@@ -49,17 +49,7 @@ class _Reversed:
 
 
 def _settings(games: int = 9) -> sim.SimSettings:
-    return sim.build_settings(
-        players=4,
-        games=games,
-        seed=5,
-        deck="attack",
-        rules=None,
-        mode="target",
-        target=300,
-        bots=["heuristic", "random", "random", "heuristic"],
-        options={},
-    )
+    return sim.build_settings(**{**_kwargs(), "games": games})
 
 
 def test_results_do_not_depend_on_the_order_blocks_finish_in() -> None:
@@ -125,7 +115,7 @@ def test_ctrl_c_keeps_the_blocks_finished() -> None:
     stats = sim.run_sim(settings, executor=executor, keep_rows=True)
     assert stats.interrupted
     assert stats.games == 5
-    whole = sim.run_sim(sim.build_settings(**{**_kwargs(), "games": 5}), keep_rows=True)
+    whole = sim.run_sim(_settings(5), keep_rows=True)
     assert stats.rows == whole.rows  # the first five games, whole
 
 
