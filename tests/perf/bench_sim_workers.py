@@ -67,7 +67,7 @@ def paired(label: str, one: list[str], two: list[str], repeat: int) -> list[floa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=400, help="sim games per run (400)")
+    parser.add_argument("--games", type=int, default=1500, help="sim games per run (1500)")
     parser.add_argument("--sweep-games", type=int, default=60, help="games per setting (60)")
     parser.add_argument("--repeat", type=int, default=5, help="pairs of runs (5)")
     args = parser.parse_args(argv)
