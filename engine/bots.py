@@ -201,6 +201,13 @@ class HeuristicBot:
             # Call UNO before the card that leaves us one (legal on our own turn).
             return uno
         if plays:
+            if len(plays) == 1:
+                # One play: whatever it scores it is chosen, unless it is a trade refused.
+                act = plays[0]
+                face = act.cards[0].face
+                if face != "TH" and (face != "WC" or rnd.rules.custom_wild_effect != "TH"):
+                    self.rng.random()  # its tie-break draw, as if scored
+                    return act
             best = self._best_play(rnd, seat, plays)
             if best is not None:
                 return best
@@ -217,14 +224,6 @@ class HeuristicBot:
     def _best_play(self, rnd: Round, seat: int, plays: list[Action]) -> Action | None:
         """The best scored play (ties broken at random), or None when every play is refused."""
         hand = rnd.hands[seat]
-        if len(plays) == 1:
-            # One play: whatever it scores it is chosen, unless it is a trade refused.
-            act = plays[0]
-            card = act.cards[0]
-            face = rnd.rules.custom_wild_effect if card.face == "WC" else card.face
-            if face != "TH":
-                self.rng.random()  # its tie-break draw, as if scored
-                return act
         n = len(hand)
         points = rnd.deck.points
         # The colour of each card (None: wild), counted per colour named (list.count is C).
