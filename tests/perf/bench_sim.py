@@ -121,7 +121,7 @@ class Tally:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=30, help="our games per run (30)")
-    parser.add_argument("--random-games", type=int, default=4, help="random games per run (4)")
+    parser.add_argument("--random-games", type=int, default=12, help="random games per run (12)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=9, help="interleaved runs, best kept (9)")
     args = parser.parse_args(argv)
