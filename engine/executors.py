@@ -105,9 +105,18 @@ def _start_method() -> str:
     import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
-    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
+    if sys.platform.startswith("linux") and "fork" in methods and _threads() == 1:
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def _threads() -> int:
+    """Threads of this process, those not started by `threading` too (a test runner's, a
+    library's): the kernel's count where it can be read."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:  # pragma: no cover - not Linux
+        return threading.active_count()
 
 
 class ProcessExecutor(_Closing):
