@@ -126,10 +126,12 @@ class ProcessExecutor(_Closing):
         import multiprocessing
 
         self.workers = workers
+        context = multiprocessing.get_context(_start_method())
+        if context.get_start_method() == "forkserver":
+            # The server imports the games once; each worker is then forked with them loaded.
+            context.set_forkserver_preload(["engine.sim"])
         self._pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context(_start_method()),
-            initializer=_ignore_sigint,
+            max_workers=workers, mp_context=context, initializer=_ignore_sigint
         )
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
