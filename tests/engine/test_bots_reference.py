@@ -74,7 +74,7 @@ def test_fast_heuristic_bot_decides_as_the_reference(
 ) -> None:
     rules = rules_for(preset, players, **options)
     twins = 0
-    for game_seed in range(8):
+    for game_seed in range(5):
         rng = random.Random(f"{preset}:{players}:{game_seed}")
         # Mostly heuristic players, one random player to reach positions they avoid.
         bots: list = [_Twin(rng.getrandbits(32)) for _ in range(players)]
@@ -92,7 +92,7 @@ def test_fast_heuristic_bot_decides_as_the_reference(
             play_round(game.start_round(), bots)
             game.finish_round()
         twins += sum(b.decisions for b in bots if isinstance(b, _Twin))
-    assert twins > 400  # whole games were played through the twins
+    assert twins > 250  # whole games were played through the twins
 
 
 def test_the_reference_is_really_compared() -> None:

@@ -22,6 +22,8 @@ QUICK = ["--games", "2", "--seed", "4"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    if "--workers" not in argv and "--executor" not in argv:
+        argv = (*argv, "--workers", "1")  # a pool only where a test is about one (lean CI)
     try:
         code = main(["sweep", *argv])
     except SystemExit as exc:  # argparse's own checks
