@@ -21,7 +21,13 @@ from typing import Any, TextIO
 from engine.bots import BOTS, Bot, make_bot
 from engine.cards import PRESETS, Deck, load_deck
 from engine.errors import InputError, RuleError, UnoError
-from engine.executors import Executor, check_executor, check_workers, executor_for
+from engine.executors import (
+    Executor,
+    InlineExecutor,
+    check_executor,
+    check_workers,
+    executor_for,
+)
 from engine.game import SCORING_MODES, Game, Round
 from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, rules_for
@@ -272,13 +278,10 @@ def run_sim(
     executor is given). Ctrl-C ends the run early, keeping the games finished."""
     stats = SimStats(players=settings.players, rows=[] if keep_rows else None)
     started = time.perf_counter()
-    workers = executor.workers if executor is not None else 1
-    tasks = blocks(settings, workers, keep_rows=keep_rows)
-    results = (
-        executor.run(play_block, tasks)
-        if executor is not None
-        else ((i, play_block(task)) for i, task in enumerate(tasks))
-    )
+    if executor is None:
+        executor = InlineExecutor()
+    tasks = blocks(settings, executor.workers, keep_rows=keep_rows)
+    results = executor.run(play_block, tasks)
     try:
         for _, block_stats in results:
             stats.merge(block_stats)
@@ -288,9 +291,9 @@ def run_sim(
         # Ctrl-C stops the run, not its report: the games finished so far are kept.
         stats.interrupted = True
     finally:
-        close = getattr(results, "close", None)
+        close = getattr(results, "close", None)  # a generator's: cancels blocks not started
         if close is not None:
-            close()  # cancels the blocks not started
+            close()
     stats.sort_rows()
     stats.elapsed_s = time.perf_counter() - started
     return stats

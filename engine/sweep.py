@@ -460,7 +460,9 @@ def run_sweep(
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        results.close()  # type: ignore[attr-defined]
+        close = getattr(results, "close", None)  # a generator's: cancels blocks not started
+        if close is not None:
+            close()
     elapsed = time.perf_counter() - started
     done = []
     for s, st in zip(plan, stats, strict=True):
