@@ -6,7 +6,8 @@ The two commands run in turn, the order alternating, and the ratio is taken pair
 processes on a shared machine slow both members of a pair alike. The median pair ratio is the
 figure; the best of each side and the CPU seconds of the children (all workers) are printed too, so
 a machine too busy to give this process two cores is visible (the CPU time stays put while the
-wall time does not shrink).
+wall time does not shrink). Linux with `kernel.sched_autogroup_enabled = 1` shares CPU between
+sessions first: while other sessions keep both cores busy, two workers get what one would.
 
 Also timed, the same way: `unoattack sweep` over 6 settings, games per second at 1 and 2 workers.
 
