@@ -14,9 +14,10 @@ colour it holds most, call UNO, catch others, challenge a Wild Draw Four when a 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Protocol
 
-from engine.cards import Card
+from engine.cards import NUMBER_FACES, Card
 from engine.game import Action, Round
 
 __all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "make_bot"]
@@ -50,15 +51,27 @@ class RandomBot:
 
     def __init__(self, seed: int | None = 0, *, rng: random.Random | None = None) -> None:
         self.rng = rng if rng is not None else random.Random(seed)
+        self._below = _below_for(self.rng)
+        # A plain Random's getrandbits, for choose() to draw inline (see _below_for).
+        self._bits = self.rng.getrandbits if type(self.rng) is random.Random else None
 
     def choose(self, rnd: Round, seat: int) -> Action:
         """A legal move, each equally likely."""
         acts = rnd.legal_actions(seat)
         moves = [a for a in acts if a.kind not in _CALLS]
         pick = moves or acts
-        if not pick:
+        n = len(pick)
+        if not n:
             raise ValueError(f"seat {seat} has no legal action")
-        return pick[self.rng.randrange(len(pick))]
+        bits = self._bits
+        if bits is None:
+            return pick[self._below(n)]
+        # _below_for's draw, inline: this runs for every move of a random player.
+        k = n.bit_length()
+        r = bits(k)
+        while r >= n:
+            r = bits(k)
+        return pick[r]
 
     def react(self, rnd: Round, seat: int) -> Action | None:
         """Uniform over doing nothing and the out-of-turn actions the moment allows: UNO calls
@@ -69,8 +82,29 @@ class RandomBot:
             for a in rnd.legal_actions(seat)
             if (a.kind in _CALLS and window) or (a.kind == "play" and seat != rnd.actor)
         ]
-        i = self.rng.randrange(len(acts) + 1)
+        i = self._below(len(acts) + 1)
         return acts[i] if i < len(acts) else None
+
+
+def _below_for(rng: random.Random) -> Callable[[int], int]:
+    """`rng.randrange(n)` for n >= 1, with the same draws and without its argument checks.
+
+    A plain `random.Random` draws `randrange(n)` as `getrandbits(n.bit_length())` until below
+    `n` (the same in Python 3.11 to 3.13); doing that here saves two Python calls per move of a
+    random player. Any other generator keeps its own `randrange`.
+    """
+    if type(rng) is not random.Random:
+        return rng.randrange
+    getrandbits = rng.getrandbits
+
+    def below(n: int) -> int:
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return r
+
+    return below
 
 
 # How hard each effect hurts its victim, in "hits" (or drawn cards in classic).
@@ -88,6 +122,13 @@ class HeuristicBot:
     - a wild is held back while another play exists (it is the only card that always matches);
     - the colour named is the one the bot holds most (by cards, then points);
     - a Wild Draw Four is not bluffed while the bot holds the colour in play.
+
+    Speed: a simulation asks this bot for nearly every move, so `_best_play` counts the hand once
+    (cards and points per colour) and scores each play from those counts instead of building
+    the hand left after it. Every score is a sum of whole and half numbers, exact in floating
+    point in any order, and the tie-break draws one `random()` per scored play in the order the
+    plays are offered, so the choices are those of the plain version kept in
+    tests/engine/reference_bot.py (a test compares them on every decision of many games).
     """
 
     name = "heuristic"
@@ -100,19 +141,23 @@ class HeuristicBot:
 
     def react(self, rnd: Round, seat: int) -> Action | None:
         """Call UNO on our last card, catch a player who forgot, jump in when allowed."""
+        one = len(rnd.hands[seat]) == 1
+        window = rnd.window
+        jump = seat != rnd.actor
+        if not (one or window is not None or jump):
+            return None  # nothing below could apply: no need to list the legal actions
         acts = rnd.legal_actions(seat)
-        if not acts:
-            return None
-        hand = rnd.hands[seat]
-        for act in acts:
-            if act.kind == "uno" and len(hand) == 1:
-                return act
-        for act in acts:
-            # A catch only counts while the window is open and the target has not called UNO;
-            # anything else is a wrong accusation and costs us.
-            if act.kind == "catch" and _catchable(rnd, act.target):
-                return act
-        if seat != rnd.actor:
+        if one:
+            for act in acts:
+                if act.kind == "uno":
+                    return act
+        if window is not None:
+            for act in acts:
+                # A catch only counts while the window is open and the target has not called
+                # UNO; anything else is a wrong accusation and costs us.
+                if act.kind == "catch" and act.target == window and _catchable(rnd, window):
+                    return act
+        if jump:
             for act in acts:
                 if act.kind == "play":  # a jump-in: shed a card for free
                     return act
@@ -123,64 +168,124 @@ class HeuristicBot:
     def choose(self, rnd: Round, seat: int) -> Action:
         """The best legal action by the scoring above."""
         acts = rnd.legal_actions(seat)
+        if len(acts) == 1 and acts[0].kind != "play":
+            return acts[0]  # a forced move (a hit owed, say): every rule below picks it
         if not acts:
             raise ValueError(f"seat {seat} has no legal action")
-        hand = rnd.hands[seat]
-        plays = [a for a in acts if a.kind == "play"]
+        window = rnd.window
+        plays: list[Action] = []
+        uno = challenge = hit_or_draw = None
+        # The first hit, draw and pass offered, in that order of preference.
+        takes: list[Action | None] = [None, None, None]
         for act in acts:
-            if act.kind == "catch" and _catchable(rnd, act.target):
-                return act
-        if plays and len(hand) == 2 and not rnd.pending:
-            # Call UNO before the card that leaves us one (legal on our own turn).
-            uno = next((a for a in acts if a.kind == "uno"), None)
-            if uno is not None:
-                return uno
-        if rnd.pending:
-            return self._answer_pending(rnd, seat, acts, plays)
-        if plays:
-            best = self._best_play(rnd, seat, plays)
-            if best is not None:
-                return best
-        for kind in ("hit", "draw", "pass"):
-            for act in acts:
-                if act.kind == kind:
+            kind = act.kind
+            if kind == "play":
+                plays.append(act)
+            elif kind == "catch":
+                if window is not None and act.target == window and _catchable(rnd, window):
                     return act
-        return acts[0]
-
-    def _answer_pending(
-        self, rnd: Round, seat: int, acts: list[Action], plays: list[Action]
-    ) -> Action:
-        """A pending obligation on us: pass it on by stacking, challenge a likely bluff, or
-        take it."""
+            elif kind == "uno":
+                if uno is None:
+                    uno = act
+            elif kind == "challenge":
+                if challenge is None:
+                    challenge = act
+            else:
+                i = _TAKE_ORDER.get(kind)
+                if i is not None and takes[i] is None:
+                    takes[i] = act
+                    if i < 2 and hit_or_draw is None:
+                        hit_or_draw = act
+        pending = rnd.pending
+        if plays and not pending and uno is not None and len(rnd.hands[seat]) == 2:
+            # Call UNO before the card that leaves us one (legal on our own turn).
+            return uno
         if plays:
+            if len(plays) == 1:
+                # One play: whatever it scores it is chosen, unless it is a trade refused.
+                act = plays[0]
+                face = act.cards[0].face
+                if face != "TH" and (face != "WC" or rnd.rules.custom_wild_effect != "TH"):
+                    self.rng.random()  # its tie-break draw, as if scored
+                    return act
             best = self._best_play(rnd, seat, plays)
             if best is not None:
                 return best
-        challenge = next((a for a in acts if a.kind == "challenge"), None)
-        if challenge is not None and _bluff_likely(rnd):
-            return challenge
-        for act in acts:
-            if act.kind in ("hit", "draw"):
+        if pending:
+            # An obligation on us that no play passes on: challenge a likely bluff, or take it.
+            if challenge is not None and _bluff_likely(rnd):
+                return challenge
+            return hit_or_draw if hit_or_draw is not None else acts[0]
+        for act in takes:
+            if act is not None:
                 return act
         return acts[0]
 
     def _best_play(self, rnd: Round, seat: int, plays: list[Action]) -> Action | None:
+        """The best scored play (ties broken at random), or None when every play is refused."""
         hand = rnd.hands[seat]
+        n = len(hand)
         points = rnd.deck.points
-        plain = any(not a.cards[0].is_wild for a in plays)
+        # The colour of each card (None: wild), counted per colour named (list.count is C).
+        colors = [c.color for c in hand]
+        plain = False
+        for act in plays:
+            if act.cards[0].color is not None:
+                plain = True
+                break
+        wild_effect = rnd.rules.custom_wild_effect
+        hands = rnd.hands
+        # `part`: the score of playing `last` alone but for the colour held after it and what
+        # depends on the target; GOING_OUT when it is the last card (or takes the last ones
+        # with it). A card's plays (one per colour, per target) come one after another, so it is
+        # worked out once per card; were they apart it would only be worked out again.
+        last: Card | None = None
+        part = 0.0
         best: Action | None = None
         best_score = float("-inf")
-        rng = self.rng
+        random_ = self.rng.random
         for act in plays:
-            score = self._score(rnd, seat, act, hand, points, plain)
-            if score is None:
-                continue
-            score += rng.random() * 1e-3  # break ties at random (seeded)
+            cards = act.cards
+            card = cards[0]
+            if len(cards) == 1:
+                if card is not last:
+                    last = card
+                    if n > 1 and card.face in _PLAIN_FACES:
+                        # Nothing but the points and the card shed (a wild: kept if it can be).
+                        part = points[card] + 12.0
+                        if plain and card.color is None:
+                            part -= 90.0
+                    else:
+                        part = _part(rnd, seat, card, n, colors, points, plain)
+                if part == GOING_OUT:
+                    score = part
+                else:
+                    named = act.color
+                    held = colors.count(named)
+                    if card.color == named:  # the card itself (DA: all of its colour) leaves
+                        held = 0 if card.face == "DA" else held - 1
+                    score = part + 6.0 * held
+                    target = act.target
+                    if target is not None:
+                        face = wild_effect if card.face == "WC" else card.face
+                        if face == "WAA":
+                            score += _PAIN["WAA"] * _urgency(len(hands[target]))
+                        elif face == "TH":
+                            gain = n - 1 - len(hands[target])
+                            if gain <= 0:
+                                continue  # never swap for a bigger hand
+                            score += 40.0 * gain
+            else:
+                many = self._score_many(rnd, seat, act, hand, points, plain)
+                if many is None:
+                    continue
+                score = many
+            score += random_() * 1e-3  # break ties at random (seeded)
             if score > best_score:
                 best, best_score = act, score
         return best
 
-    def _score(
+    def _score_many(
         self,
         rnd: Round,
         seat: int,
@@ -189,6 +294,7 @@ class HeuristicBot:
         points: dict[Card, int],
         plain: bool,
     ) -> float | None:
+        """Score of a play of several cards at once (multi_play, rare): the plain way."""
         cards = act.cards
         card = cards[0]
         face = rnd.rules.custom_wild_effect if card.face == "WC" else card.face
@@ -197,26 +303,18 @@ class HeuristicBot:
             rest.remove(c)
         leaving = list(cards)
         if card.face == "DA":
-            # Discard All takes every card of its colour with it.
             leaving += [c for c in rest if c.color == card.color]
             rest = [c for c in rest if c.color != card.color]
         if not rest:
             return 1e6  # going out
         score = sum(points[c] for c in leaving) + 12.0 * len(leaving)
-        # Keep wilds (the only always-playable cards) while something else will do.
         if card.is_wild and plain:
             score -= 90.0
-        # Colour we continue in: the more of it we hold, the easier the next turn.
         named = act.color
-        held = sum(1 for c in rest if c.color == named)
-        score += 6.0 * held
-        victims = _victims(rnd, seat, act, face)
-        for victim, pain in victims:
-            left = len(rnd.hands[victim])
-            urgency = 45.0 if left <= 2 else 20.0 if left <= 4 else 6.0
-            score += pain * urgency
+        score += 6.0 * sum(1 for c in rest if c.color == named)
+        for victim, pain in _victims(rnd, seat, act, face):
+            score += pain * _urgency(len(rnd.hands[victim]))
         if face == "R" and len(rnd.seats) > 2:
-            # Reversing helps when the next player is closer to UNO than the previous one.
             nxt, prev = _neighbour(rnd, seat, 1), _neighbour(rnd, seat, -1)
             score += 8.0 * (len(rnd.hands[prev]) - len(rnd.hands[nxt])) / 2
         if face == "TH":
@@ -224,12 +322,76 @@ class HeuristicBot:
             assert target is not None
             gain = len(rest) - len(rnd.hands[target])
             if gain <= 0:
-                return None  # never swap for a bigger hand
+                return None
             score += 40.0 * gain
         if card.face == "WD4" and any(c.color == rnd.color for c in hand):
-            # A bluff: a challenge makes us draw four.
             score -= 150.0
         return score
+
+
+# Which take a bot prefers when nothing better is left: hit (attack), draw (classic), pass.
+_TAKE_ORDER = {"hit": 0, "draw": 1, "pass": 2}
+
+
+# The score of going out: above anything else a play can score (those stay within thousands).
+GOING_OUT = 1e6
+# Faces whose effect lands on the next seat, or on everyone (WAH), or turns play around (R).
+_AIMED = frozenset(_PAIN) | {"WAH", "R"}
+# Faces scored by points and cards shed alone (numbers, W): no effect, no special case.
+_PLAIN_FACES = frozenset(NUMBER_FACES) | {"W"}
+
+
+def _urgency(left: int) -> float:
+    """How much hurting a player with `left` cards is worth, per unit of pain."""
+    return 45.0 if left <= 2 else 20.0 if left <= 4 else 6.0
+
+
+def _part(
+    rnd: Round,
+    seat: int,
+    card: Card,
+    n: int,
+    colors: list[str | None],
+    points: dict[Card, int],
+    plain: bool,
+) -> float:
+    """The score of playing `card` alone from a hand of `n` cards (`colors`: their colours),
+    without the colour-held term and what depends on the target (WAA, TH)."""
+    color = card.color
+    face = card.face
+    if face == "DA":
+        # Discard All takes every card of its colour with it; it hurts nobody.
+        taken = colors.count(color)
+        if n == taken:
+            return GOING_OUT
+        return sum(points[c] for c in rnd.hands[seat] if c.color == color) + 12.0 * taken
+    if n == 1:
+        return GOING_OUT
+    score = points[card] + 12.0
+    if color is None and plain:
+        # Keep wilds (the only always-playable cards) while something else will do.
+        score -= 90.0
+    if face == "WC":
+        face = rnd.rules.custom_wild_effect
+    if face in _AIMED:
+        hands = rnd.hands
+        seats = rnd.seats
+        nxt = _neighbour(rnd, seat, 1)
+        if face == "WAH":
+            score += sum(_urgency(len(hands[s])) for s in seats if s != seat)
+        elif face == "R":
+            if len(seats) > 2:
+                # Reversing helps when the next player is closer to UNO than the previous one.
+                prev = _neighbour(rnd, seat, -1)
+                score += 8.0 * (len(hands[prev]) - len(hands[nxt])) / 2
+            elif rnd.rules.two_player_rules:
+                score += _urgency(len(hands[nxt]))  # a skip with two players
+        elif face != "WAA":  # WAA hurts its target (scored per target)
+            score += _PAIN[face] * _urgency(len(hands[nxt]))
+    if card.face == "WD4" and rnd.color in colors:
+        # A bluff: a challenge makes us draw four.
+        score -= 150.0
+    return score
 
 
 def _catchable(rnd: Round, target: int | None) -> bool:

@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "deck": "engine.cards_cli",
     "score": "engine.cards_cli",
     "sim": "engine.sim",
+    "sweep": "engine.sweep",
     "scenario": "engine.scenario",
     "demo": "engine.demo",
     "table": "engine.table",

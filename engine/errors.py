@@ -24,3 +24,10 @@ class InputError(UnoError, ValueError):
     """Malformed user input (scenario or deck file, command-line value): exit code 2."""
 
     exit_code = 2
+
+
+class BoxConfigError(UnoError):
+    """A box config file (launcher.toml) the host reads is wrong or unreadable: exit code 78,
+    as `launcher` gives for the same file. The message is the config checker's one line."""
+
+    exit_code = 78

@@ -1,7 +1,10 @@
 """`unoattack sim`: many whole games between bots, seeded, with statistics.
 
 Each game gets its own seed derived from `--seed` and the game's index, so game 7 of a run is the
-same game whatever `--games` says. Every bot and the virtual launcher are seeded from it too.
+same game whatever `--games` says, and whichever worker plays it. Every bot and the virtual
+launcher are seeded from it too. Games are played in blocks by an executor (engine/executors.py:
+this process, a pool of worker processes, or a Dask cluster); the totals are sums and the rows are
+kept by game index, so the results are the same for every `--workers` and `--executor`.
 """
 
 from __future__ import annotations
@@ -11,22 +14,34 @@ import json
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from engine.bots import BOTS, Bot, make_bot
 from engine.cards import PRESETS, Deck, load_deck
 from engine.errors import InputError, RuleError, UnoError
+from engine.executors import (
+    Executor,
+    InlineExecutor,
+    check_executor,
+    check_workers,
+    executor_for,
+)
 from engine.game import SCORING_MODES, Game, Round
 from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, rules_for
+from firmware.commandline import whole_number
+from firmware.jam import JamModel, JamParams
 
 # Bug guards: no sane round needs this many actions, no sane game this many rounds.
 MAX_ACTIONS_PER_ROUND = 20_000
 MAX_ROUNDS_PER_GAME = 5_000
 # Most games one run may ask for: days of work already; Ctrl-C still reports a run cut short.
 MAX_GAMES = 10_000_000
+# Games per block handed to a worker: enough to make a block worth sending, few enough that the
+# progress bar moves and Ctrl-C is answered within about a second.
+MAX_BLOCK = 25
 
 
 class RunawayError(UnoError):
@@ -35,9 +50,28 @@ class RunawayError(UnoError):
     exit_code = 1
 
 
+@dataclass(frozen=True, slots=True)
+class GameRow:
+    """One game's figures, kept when the distributions are wanted (`unoattack sweep`)."""
+
+    index: int
+    rounds: int
+    turns: int
+    presses: int  # hits: presses of the button
+    fires: int  # presses and dispenses that fired at least one card
+    cards: int  # cards fired, by hits and dispenses
+    winners: tuple[int, ...]
+    decided: int  # rounds the launcher decided (see SimStats.launcher_decided)
+
+
 @dataclass
 class SimStats:
-    """Totals over a run (everything but `elapsed_s` depends only on the arguments)."""
+    """Totals over a run (everything but `elapsed_s` depends only on the arguments).
+
+    `launcher_decided` counts the rounds the launcher decided: a hit fired cards at a player
+    holding one card, and that player did not win the round. `cards_per_hit[k]` is how many
+    hits fired k cards. `rows` (one per game, by index) only when asked for.
+    """
 
     players: int
     games: int = 0
@@ -49,7 +83,12 @@ class SimStats:
     points: list[int] = field(default_factory=list)
     hits: int = 0
     dry_hits: int = 0
-    cards_fired: int = 0
+    hit_cards: int = 0
+    dispenses: int = 0
+    dispensed_cards: int = 0
+    launcher_decided: int = 0
+    cards_per_hit: list[int] = field(default_factory=list)
+    rows: list[GameRow] | None = None
     elapsed_s: float = 0.0
     interrupted: bool = False  # Ctrl-C ended the run early; the totals cover whole games only
 
@@ -57,6 +96,34 @@ class SimStats:
         for name in ("wins", "round_wins", "points"):
             if not getattr(self, name):
                 setattr(self, name, [0] * self.players)
+
+    @property
+    def cards_fired(self) -> int:
+        """Every card the launcher fired, by hit or by dispense."""
+        return self.hit_cards + self.dispensed_cards
+
+    def merge(self, other: SimStats) -> None:
+        """Add another block's totals to these (rows are put in game order by `sort_rows`)."""
+        for name in _SUMS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("wins", "round_wins", "points"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            for seat, value in enumerate(theirs):
+                mine[seat] += value
+        mine = self.cards_per_hit
+        if len(mine) < len(other.cards_per_hit):
+            mine.extend([0] * (len(other.cards_per_hit) - len(mine)))
+        for k, value in enumerate(other.cards_per_hit):
+            mine[k] += value
+        if other.rows is not None:
+            if self.rows is None:
+                self.rows = []
+            self.rows.extend(other.rows)
+
+    def sort_rows(self) -> None:
+        """Rows in game order (blocks may finish in any order)."""
+        if self.rows is not None:
+            self.rows.sort(key=lambda row: row.index)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of `unoattack sim --json` (without the run's settings)."""
@@ -72,11 +139,27 @@ class SimStats:
             "points_scored": list(self.points),
             "hits": self.hits,
             "dry_hits": self.dry_hits,
+            "cards_per_hit": list(self.cards_per_hit),
             "cards_fired": self.cards_fired,
+            "launcher_decided": self.launcher_decided,
             "elapsed_s": round(self.elapsed_s, 3),
             "rounds_per_s": round(self.rounds / self.elapsed_s, 1) if self.elapsed_s else None,
             "interrupted": self.interrupted,
         }
+
+
+_SUMS = (
+    "games",
+    "rounds",
+    "turns",
+    "actions",
+    "hits",
+    "dry_hits",
+    "hit_cards",
+    "dispenses",
+    "dispensed_cards",
+    "launcher_decided",
+)
 
 
 def game_seed(seed: int, index: int) -> int:
@@ -99,38 +182,37 @@ def play_round(
     actions = 0
     jump_in = rnd.rules.jump_in
     seats = rnd.seats
-    while not rnd.over:
-        if rnd.window is not None or jump_in:
-            first = rnd.window if rnd.window is not None else rnd.actor
-            start = seats.index(first) if first in seats else 0
-            for seat in seats[start:] + seats[:start]:
-                if rnd.over:
-                    break
-                act = bots[seat].react(rnd, seat)
-                if act is not None:
-                    _apply(rnd, act, where)
-                    actions += 1
-            if rnd.over:
-                break
-        actor = rnd.actor
-        if actor is None:  # pragma: no cover - over is checked above
-            break
-        _apply(rnd, bots[actor].choose(rnd, actor), where)
-        actions += 1
-        if actions >= max_actions:
-            raise RunawayError(
-                f"{where} ran past {max_actions} actions without ending "
-                f"(turn {rnd.turn}, {len(rnd.pile)} cards in the launcher): engine or bot bug"
-            )
-    return actions
-
-
-def _apply(rnd: Round, act: Any, where: str) -> None:
+    apply = rnd.apply
+    choose = [bot.choose for bot in bots]  # bound once: this loop runs for every move
+    act: Any = None
     try:
-        rnd.apply(act)
+        # `actor` is None exactly when the round is over.
+        while (actor := rnd.actor) is not None:
+            if rnd.window is not None or jump_in:
+                first = rnd.window if rnd.window is not None else actor
+                start = seats.index(first) if first in seats else 0
+                for seat in seats[start:] + seats[:start]:
+                    act = bots[seat].react(rnd, seat)
+                    if act is not None:
+                        apply(act)
+                        actions += 1
+                        if rnd.over:
+                            break
+                actor = rnd.actor
+                if actor is None:
+                    break
+            act = choose[actor](rnd, actor)
+            apply(act)
+            actions += 1
+            if actions >= max_actions:
+                raise RunawayError(
+                    f"{where} ran past {max_actions} actions without ending "
+                    f"(turn {rnd.turn}, {len(rnd.pile)} cards in the launcher): engine or bot bug"
+                )
     except RuleError as exc:
         # Bots only pick legal actions, so this is a bug; say where to replay it.
         raise RunawayError(f"{where}: a bot chose an illegal action ({act}): {exc}") from exc
+    return actions
 
 
 @dataclass(frozen=True)
@@ -146,35 +228,105 @@ class SimSettings:
     target: int
     bots: tuple[str, ...]
     options: tuple[tuple[str, object], ...] = ()
+    jam: JamParams = field(default_factory=JamParams)
     max_actions: int = MAX_ACTIONS_PER_ROUND
     max_rounds: int = MAX_ROUNDS_PER_GAME
 
 
-def run_sim(
-    settings: SimSettings, *, progress: Callable[[int, int], None] | None = None
-) -> SimStats:
-    """Play `settings.games` whole games and gather the statistics."""
+@dataclass(frozen=True)
+class Block:
+    """Games `start` to `stop - 1` of a run: one task for an executor."""
+
+    settings: SimSettings
+    start: int
+    stop: int
+    keep_rows: bool = False
+    tag: int = 0  # which run the block belongs to (a sweep runs many settings at once)
+
+
+def blocks(
+    settings: SimSettings, workers: int, *, keep_rows: bool = False, tag: int = 0
+) -> list[Block]:
+    """The run cut into blocks for `workers` workers: single games in this process (so Ctrl-C
+    keeps every game finished), else about eight blocks per worker, at most MAX_BLOCK games."""
+    games = settings.games
+    size = 1 if workers <= 1 else max(1, min(MAX_BLOCK, -(-games // (workers * 8))))
+    return [
+        Block(settings, start, min(start + size, games), keep_rows, tag)
+        for start in range(0, games, size)
+    ]
+
+
+def play_block(block: Block) -> SimStats:
+    """Play one block of games (runs in a worker: module level, picklable argument)."""
+    settings = block.settings
     rules = rules_for(settings.preset, settings.players, **dict(settings.options))
-    stats = SimStats(players=settings.players)
+    stats = SimStats(players=settings.players, rows=[] if block.keep_rows else None)
+    for index in range(block.start, block.stop):
+        stats.merge(_play_game(settings, rules, index, keep_row=block.keep_rows))
+    return stats
+
+
+def run_sim(
+    settings: SimSettings,
+    *,
+    executor: Executor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    keep_rows: bool = False,
+) -> SimStats:
+    """Play `settings.games` whole games and gather the statistics (in this process unless an
+    executor is given). Ctrl-C ends the run early, keeping the games finished."""
+    stats = SimStats(players=settings.players, rows=[] if keep_rows else None)
     started = time.perf_counter()
+    if executor is None:
+        executor = InlineExecutor()
+    tasks = blocks(settings, executor.workers, keep_rows=keep_rows)
+    results = executor.run(play_block, tasks)
     try:
-        for index in range(settings.games):
-            _merge(stats, _play_game(settings, rules, index))
+        for _, block_stats in results:
+            stats.merge(block_stats)
             if progress is not None:
-                progress(index + 1, settings.games)
+                progress(stats.games, settings.games)
     except KeyboardInterrupt:
         # Ctrl-C stops the run, not its report: the games finished so far are kept.
         stats.interrupted = True
+    finally:
+        close = getattr(results, "close", None)  # a generator's: cancels blocks not started
+        if close is not None:
+            close()
+    stats.sort_rows()
     stats.elapsed_s = time.perf_counter() - started
     return stats
 
 
-def _play_game(settings: SimSettings, rules: Any, index: int) -> SimStats:
+class _Tally(VirtualLauncher):
+    """The virtual launcher, also counting cards per hit and the hits that fired at a player
+    holding one card (`buried`: their seats, this round)."""
+
+    def __init__(self, model: JamModel) -> None:
+        super().__init__(model)
+        self.cards_per_hit = [0] * (model.params.max_burst + 1)
+        self.round: Round | None = None
+        self.buried: set[int] = set()
+
+    def hit(self, seat: int, loaded: int) -> int:
+        """One press, through the jam model; counted before the cards reach the hand."""
+        fired = VirtualLauncher.hit(self, seat, loaded)
+        counts = self.cards_per_hit
+        if fired >= len(counts):
+            counts.extend([0] * (fired + 1 - len(counts)))
+        counts[fired] += 1
+        if fired and self.round is not None and len(self.round.hands[seat]) == 1:
+            self.buried.add(seat)
+        return fired
+
+
+def _play_game(settings: SimSettings, rules: Any, index: int, *, keep_row: bool) -> SimStats:
     """Game `index` of the run, its totals in a SimStats of its own (merged once it is over)."""
     stats = SimStats(players=settings.players, games=1)
     seed = game_seed(settings.seed, index)
     seeds = random.Random(seed)
-    launcher = VirtualLauncher.seeded(seeds.getrandbits(63))
+    launcher = _Tally(JamModel(settings.jam, rng=random.Random(seeds.getrandbits(63))))
     bots = [make_bot(name, seeds.getrandbits(63)) for name in settings.bots]
     game = Game(
         settings.deck,
@@ -193,33 +345,155 @@ def _play_game(settings: SimSettings, rules: Any, index: int) -> SimStats:
                 "without a winner: engine bug"
             )
         rnd = game.start_round()
+        launcher.round = rnd
         where = f"game {index} round {game.rounds_played + 1} (seed {settings.seed})"
         stats.actions += play_round(rnd, bots, max_actions=settings.max_actions, where=where)
         stats.turns += rnd.turns
         stats.rounds += 1
         result = game.finish_round()
-        stats.round_wins[result["winner"]] += 1
+        winner = result["winner"]
+        stats.round_wins[winner] += 1
         for s, gained in enumerate(result["gained"]):
             stats.points[s] += gained
+        if launcher.buried:
+            # A player at UNO was fired at and someone else won the round.
+            stats.launcher_decided += bool(launcher.buried - {winner})
+            launcher.buried.clear()
     for s in game.winners:
         stats.wins[s] += 1
     stats.hits = launcher.hits
     stats.dry_hits = launcher.dry_hits
-    stats.cards_fired = launcher.cards_fired
+    stats.hit_cards = launcher.hit_cards
+    stats.dispenses = launcher.dispenses
+    stats.dispensed_cards = launcher.dispensed_cards
+    stats.cards_per_hit = launcher.cards_per_hit
+    if keep_row:
+        stats.rows = [
+            GameRow(
+                index=index,
+                rounds=stats.rounds,
+                turns=stats.turns,
+                presses=launcher.hits,
+                # A dispense fires (the virtual launcher always delivers what is asked).
+                fires=launcher.hits - launcher.dry_hits + launcher.dispenses,
+                cards=stats.cards_fired,
+                winners=tuple(game.winners),
+                decided=stats.launcher_decided,
+            )
+        ]
     return stats
 
 
-def _merge(total: SimStats, game: SimStats) -> None:
-    """Add one finished game's totals to the run's."""
-    for name in ("games", "rounds", "turns", "actions", "hits", "dry_hits", "cards_fired"):
-        setattr(total, name, getattr(total, name) + getattr(game, name))
-    for name in ("wins", "round_wins", "points"):
-        mine, theirs = getattr(total, name), getattr(game, name)
-        for seat, value in enumerate(theirs):
-            mine[seat] += value
+# -- settings -------------------------------------------------------------------------------
+
+
+def _flag(key: str) -> str:
+    return f"--{key}"
+
+
+def build_settings(
+    *,
+    players: int,
+    games: int,
+    seed: int,
+    deck: str,
+    rules: str | None,
+    mode: str,
+    target: int,
+    bots: Sequence[str],
+    options: Mapping[str, object],
+    jam: JamParams | None = None,
+    flag: Callable[[str], str] = _flag,
+) -> SimSettings:
+    """Check the values of one run; InputError (exit 2) naming the value and what is allowed.
+
+    `flag(key)` is how the caller's user names a setting (`--players` on the command line,
+    `players` in a sweep file), so both say the same thing about the same mistake.
+    """
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise InputError(f"{flag('players')} {players}: from {MIN_PLAYERS} to {MAX_PLAYERS}")
+    if not 1 <= games <= MAX_GAMES:
+        raise InputError(f"{flag('games')} {games}: from 1 to {MAX_GAMES}")
+    if target < 1:
+        raise InputError(f"{flag('target')} {target}: at least 1 point")
+    if mode not in SCORING_MODES:
+        raise InputError(f"unknown {flag('mode')} `{mode}`: use {', '.join(SCORING_MODES)}")
+    names = [n.strip().lower() for n in bots]
+    for name in names:
+        if name not in BOTS:
+            raise InputError(f"unknown bot `{name}`: use {', '.join(BOTS)}")
+    if len(names) == 1:
+        names *= players
+    elif len(names) != players:
+        raise InputError(
+            f"{flag('bots')} lists {len(names)} bots for {players} players: give one or {players}"
+        )
+    try:
+        the_deck = load_deck(deck)
+    except UnicodeDecodeError:
+        raise InputError(f"{deck}: not a text deck file (UTF-8 TOML)") from None
+    preset = rules or (deck if deck in PRESETS else "attack")
+    # Build the rules once so any bad combination fails before the run starts.
+    rules_for(preset, players, **dict(options))
+    if mode == "teams" and (players % 2 or players < 4):
+        raise InputError(
+            f"{flag('mode')} teams needs an even number of players, 4 or more, not {players}"
+        )
+    return SimSettings(
+        players=players,
+        games=games,
+        seed=seed,
+        deck=the_deck,
+        preset=preset,
+        mode=mode,
+        target=target,
+        bots=tuple(names),
+        options=tuple(options.items()),
+        jam=jam if jam is not None else JamParams(),
+        # Read at call time so a test can lower the guards.
+        max_actions=MAX_ACTIONS_PER_ROUND,
+        max_rounds=MAX_ROUNDS_PER_GAME,
+    )
+
+
+def parse_option(text: str, flag: str = "--option") -> tuple[str, object]:
+    """`NAME=VALUE` of a rule option: true/false, a whole number, or text."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise InputError(f"{flag} {text!r}: write NAME=VALUE, e.g. stacking=true")
+    return name, parse_value(raw)
+
+
+def parse_value(raw: str) -> object:
+    """A command-line value as a file would give it: true/false, a whole number, or text."""
+    raw = raw.strip()
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    if raw.lstrip("-").isdigit():
+        return int(raw)
+    return raw
 
 
 # -- command line ---------------------------------------------------------------------------
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """`--workers` and `--executor`, shared by `sim` and `sweep`."""
+    p.add_argument(
+        "--workers",
+        type=whole_number,
+        default=None,
+        metavar="N",
+        help="worker processes (default: every core); results are the same for any N",
+    )
+    p.add_argument(
+        "--executor",
+        default="local",
+        metavar="SPEC",
+        help="local (default: processes on this machine) or dask://HOST:PORT (a Dask "
+        "scheduler; needs the dask extra)",
+    )
 
 
 def register(subparsers: Any) -> None:
@@ -259,118 +533,83 @@ def register(subparsers: Any) -> None:
         metavar="NAME=VALUE",
         help="rule option, e.g. stacking=true (repeatable)",
     )
+    add_run_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
 
 def settings_from_args(args: argparse.Namespace) -> SimSettings:
     """Check the command-line values; InputError (exit 2) naming the value and what is allowed."""
-    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
-        raise InputError(f"--players {args.players}: from {MIN_PLAYERS} to {MAX_PLAYERS}")
-    if not 1 <= args.games <= MAX_GAMES:
-        raise InputError(f"--games {args.games}: from 1 to {MAX_GAMES}")
-    if args.target < 1:
-        raise InputError(f"--target {args.target}: at least 1 point")
-    if args.mode not in SCORING_MODES:
-        raise InputError(f"unknown --mode `{args.mode}`: use {', '.join(SCORING_MODES)}")
-    names = [n.strip().lower() for n in args.bots.split(",")]
-    for name in names:
-        if name not in BOTS:
-            raise InputError(f"unknown bot `{name}`: use {', '.join(BOTS)}")
-    if len(names) == 1:
-        names *= args.players
-    elif len(names) != args.players:
-        raise InputError(
-            f"--bots lists {len(names)} bots for {args.players} players: give one or {args.players}"
-        )
-    try:
-        deck = load_deck(args.deck)
-    except UnicodeDecodeError:
-        raise InputError(f"{args.deck}: not a text deck file (UTF-8 TOML)") from None
-    preset = args.rules or (args.deck if args.deck in PRESETS else "attack")
-    options = tuple(_parse_option(text) for text in args.option)
-    # Build the rules and a game once so any bad combination fails before the run starts.
-    rules_for(preset, args.players, **dict(options))
-    if args.mode == "teams" and (args.players % 2 or args.players < 4):
-        raise InputError(
-            f"--mode teams needs an even number of players, 4 or more, not {args.players}"
-        )
-    return SimSettings(
+    return build_settings(
         players=args.players,
         games=args.games,
         seed=args.seed,
-        deck=deck,
-        preset=preset,
+        deck=args.deck,
+        rules=args.rules,
         mode=args.mode,
         target=args.target,
-        bots=tuple(names),
-        options=options,
-        # Read at call time so a test can lower the guards.
-        max_actions=MAX_ACTIONS_PER_ROUND,
-        max_rounds=MAX_ROUNDS_PER_GAME,
+        bots=args.bots.split(","),
+        options=dict(parse_option(text) for text in args.option),
     )
 
 
-def _parse_option(text: str) -> tuple[str, object]:
-    name, sep, raw = text.partition("=")
-    name = name.strip()
-    if not sep or not name:
-        raise InputError(f"--option {text!r}: write NAME=VALUE, e.g. stacking=true")
-    raw = raw.strip()
-    value: object
-    if raw.lower() in ("true", "false"):
-        value = raw.lower() == "true"
-    elif raw.lstrip("-").isdigit():
-        value = int(raw)
-    else:
-        value = raw
-    return name, value
+class ProgressBar:
+    """A one-line progress bar on a terminal (stderr); silent when stderr is not a terminal.
 
+    `bar(done, total, note)` redraws when the bar moves (or `note` changes); one bar for a whole
+    run, however many workers play it."""
 
-def whole_number(text: str) -> int:
-    """argparse type: an integer, with a message that says so (argparse's says `invalid int`)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    WIDTH = 30
 
-
-class _ProgressBar:
-    """A one-line progress bar on a terminal (stderr); silent when stderr is not a terminal."""
-
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, label: str = "sim", unit: str = "games") -> None:
         self.stream = stream
-        self.enabled = stream.isatty()
-        self.last = -1
+        self.label = label
+        self.unit = unit
+        self.enabled = bool(getattr(stream, "isatty", lambda: False)())
+        self.last: tuple[int, str] | None = None
+        self.ended = False
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, note: str = "") -> None:
         if not self.enabled:
             return
-        width = 30
-        filled = done * width // total
-        if filled == self.last and done != total:
+        width = self.WIDTH
+        filled = done * width // max(total, 1)
+        if (filled, note) == self.last and done != total:
             return
-        self.last = filled
+        self.last = (filled, note)
         bar = "#" * filled + "." * (width - filled)
-        self.stream.write(f"\rsim [{bar}] {done}/{total} games")
+        tail = f", {note}" if note else ""
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} {self.unit}{tail}")
         if done == total:
             self.stream.write("\n")
+            self.ended = True
         self.stream.flush()
 
     def close(self) -> None:
         """End a bar left mid-line (a run cut short), so the report starts on its own line."""
-        if self.enabled and self.last >= 0 and self.last < 30:
+        if self.enabled and self.last is not None and not self.ended:
             self.stream.write("\n")
             self.stream.flush()
+            self.ended = True
+
+
+def open_executor(args: argparse.Namespace, tasks: int) -> Executor:
+    """The executor `--executor` and `--workers` ask for (checked: exit 2 on a bad value)."""
+    address = check_executor(args.executor)
+    workers = check_workers(args.workers)
+    return executor_for(address, workers, tasks)
 
 
 def run(args: argparse.Namespace) -> int:
     """`unoattack sim`."""
     settings = settings_from_args(args)
-    bar = _ProgressBar(sys.stderr)
-    stats = run_sim(settings, progress=bar)
-    if stats.interrupted:
-        bar.close()
+    executor = open_executor(args, settings.games)
+    bar = ProgressBar(sys.stderr)
+    try:
+        stats = run_sim(settings, executor=executor, progress=bar)
+    finally:
+        executor.close()
+    bar.close()
     data = {
         "players": settings.players,
         "deck": settings.deck.name,
@@ -408,8 +647,13 @@ def format_table(data: dict[str, Any], *, asked: int | None = None) -> str:
         f"mean turns per round  {data['mean_turns_per_round']:.2f}",
         f"hits                  {data['hits']} ({data['dry_hits']} dry)",
         f"cards fired           {data['cards_fired']}",
-        f"elapsed               {data['elapsed_s']:.2f} s",
     ]
+    if "launcher_decided" in data:
+        lines.append(
+            f"launcher decided      {data['launcher_decided']} rounds "
+            "(fired at a player on one card who then lost the round)"
+        )
+    lines.append(f"elapsed               {data['elapsed_s']:.2f} s")
     if data.get("interrupted"):
         of = f" of {asked}" if asked is not None else ""
         lines.append(f"interrupted by Ctrl-C after {data['games']}{of} games")

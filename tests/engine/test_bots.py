@@ -292,3 +292,26 @@ def test_heuristic_beats_a_greedy_player_too() -> None:
         play_round(rnd, bots)
         wins += rnd.winner == seat
     assert wins / n > 0.6
+
+
+def test_random_bot_draws_exactly_as_randrange() -> None:
+    # RandomBot draws its picks without calling randrange; the numbers must be the same.
+    from engine.bots import _below_for
+
+    for seed in range(20):
+        fast, plain = _below_for(random.Random(seed)), random.Random(seed)
+        for n in [1, 2, 3, 5, 8, 13, 64, 65, 1000] * 5:
+            assert fast(n) == plain.randrange(n)
+
+
+def test_random_bot_plays_the_same_with_any_generator() -> None:
+    # A generator that is not a plain Random keeps its own randrange: same seed, same round.
+    class _Own(random.Random):
+        pass
+
+    def log(rng_of: Any) -> list[str]:
+        rnd = Round(PRESETS["attack"], rules_for("attack", 3), VirtualLauncher.seeded(2), players=3)
+        play_round(rnd, [RandomBot(rng=rng_of(s)) for s in range(3)])
+        return rnd.log
+
+    assert log(random.Random) == log(_Own)

@@ -50,7 +50,7 @@ def _one_line(err: str) -> None:
 # (argv with {name} placeholders for the files fixture, exit code, text the message must hold)
 CASES: list[tuple[list[str], int, str]] = [
     # no command at all: name the commands, not the slot
-    ([], 2, "give a command: deck, score, sim, scenario, demo, table, watch"),
+    ([], 2, "give a command: deck, score, sim, sweep, scenario, demo, table, watch"),
     # scenario: a binary file, or a scenario whose deck file is binary
     (["scenario", "{junk}"], 2, "{junk}: not a text file: a scenario is UTF-8 TOML"),
     (["scenario", "{junkdeck}"], 2, "deck: {adir}/../junk.toml"),
@@ -128,9 +128,10 @@ def test_ctrl_c_during_sim_reports_the_whole_games_played(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(sim, "_play_game", third_game_interrupted)
-    code, out, err = _run(
-        capsys, ["sim", "--players", "2", "--games", "1000", "--target", "100", "--json"]
-    )
+    # One worker: the games run in this process, where the injected Ctrl-C is raised (with a
+    # pool, Ctrl-C reaches the parent: tests/engine/test_sim_workers.py).
+    argv = ["sim", "--players", "2", "--games", "1000", "--target", "100", "--workers", "1"]
+    code, out, err = _run(capsys, [*argv, "--json"])
     assert code == 130
     assert err == ""
     data = json.loads(out)

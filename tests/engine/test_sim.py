@@ -195,13 +195,13 @@ class _Tty(io.StringIO):
 
 def test_progress_bar_only_on_a_terminal() -> None:
     tty = _Tty()
-    bar = sim._ProgressBar(tty)
+    bar = sim.ProgressBar(tty)
     for done in range(1, 5):
         bar(done, 4)
     text = tty.getvalue()
     assert "\r" in text
     assert text.endswith("4/4 games\n")
     pipe = io.StringIO()
-    quiet = sim._ProgressBar(pipe)
+    quiet = sim.ProgressBar(pipe)
     quiet(1, 1)
     assert pipe.getvalue() == ""

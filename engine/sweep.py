@@ -1,0 +1,895 @@
+"""`unoattack sweep`: the same seeded games under many settings, to tune a box before a game night.
+
+A sweep is a list of settings: the `[base]` every setting shares, the `[[setting]]` entries (or one
+empty entry) and, for each, every combination of the `[grid]` values. Settings come from a TOML
+file, from the command line (`--set KEY=VALUE` adds to the base, `--vary KEY=V1,V2` to the grid), or
+both (the command line wins). Each setting plays `games` games seeded from `seed` and the game's
+index, so settings are compared on the same deals and the same bots' seeds. The keys (docs/sim.md):
+
+- the simulation: `players`, `deck`, `rules`, `mode`, `target`, `bots` (one bot, or one per seat);
+- the box: `config` (its launcher.toml: jam model and timings), `jam.KEY` (any `[jam]` key but
+  `seed`, and `max_burst`), and the players' times for the estimate: `turn_seconds`,
+  `press_seconds` (engine/duration.py);
+- the rules: `option.NAME` (a rule option, docs/rules.md);
+- `label` (a `[[setting]]` entry's name).
+
+For each setting: game length (rounds, turns, presses, cards fired, estimated minutes at the
+table), what a hit fires, win shares by seat and by bot, and how often the launcher decided a round.
+Output: a table, `--json`, `--csv FILE`, `--plot FILE.png`. Ctrl-C keeps every setting finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import itertools
+import json
+import math
+import os
+import statistics
+import sys
+import textwrap
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from engine.cards import PRESETS
+from engine.duration import PRESS_SECONDS, TURN_SECONDS, BoxTimes, game_seconds
+from engine.errors import BoxConfigError, InputError
+from engine.executors import Executor
+from engine.rules import OPTION_NAMES
+from engine.sim import (
+    MAX_GAMES,
+    ProgressBar,
+    SimSettings,
+    SimStats,
+    add_run_arguments,
+    blocks,
+    build_settings,
+    open_executor,
+    parse_value,
+    play_block,
+)
+from firmware import config as box_config
+from firmware.commandline import whole_number
+from firmware.errors import ConfigError
+from firmware.jam import JamParams, from_mapping
+
+MAX_SETTINGS = 10_000
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+# `[jam]` keys a sweep may set: every one but the seed (each game seeds the launcher itself).
+JAM_KEYS: tuple[str, ...] = tuple(f.name for f in fields(JamParams) if f.name != "seed")
+SIM_KEYS = ("players", "deck", "rules", "mode", "target", "bots")
+BOX_KEYS = ("config", "turn_seconds", "press_seconds")
+# Keys whose value is a list (a list of alternatives in the grid is then a list of lists).
+LIST_KEYS = frozenset({"bots", "jam.burst_weights", "jam.pattern"})
+FILE_KEYS = ("games", "seed", "base", "grid", "setting")
+DEFAULTS: dict[str, object] = {
+    "players": 4,
+    "deck": "attack",
+    "rules": None,
+    "mode": "target",
+    "target": 500,
+    "bots": ("heuristic",),
+    "config": None,
+    "turn_seconds": TURN_SECONDS,
+    "press_seconds": PRESS_SECONDS,
+}
+DEFAULT_GAMES = 100
+
+
+def allowed_keys() -> str:
+    """The keys a setting may have, for error messages."""
+    return ", ".join([*SIM_KEYS, *BOX_KEYS, "jam.KEY", "option.NAME"])
+
+
+# -- reading settings -----------------------------------------------------------------------
+
+
+def check_value(key: str, value: object, where: str) -> object:
+    """One setting's value checked for its key's type (ranges and combinations are checked per
+    setting); returns it normalised (bots and lists as tuples). InputError names `where`."""
+    shown = f"{where}{key} = {_toml(value)}"
+    if key.startswith("jam."):
+        name = key[4:]
+        if name == "seed":
+            raise InputError(f"{shown}: not a sweep key; every game seeds the launcher (use seed)")
+        if name not in JAM_KEYS:
+            raise InputError(f"{shown}: unknown jam key; allowed: {', '.join(JAM_KEYS)}")
+        try:
+            from_mapping({name: value})  # the jam model's own check of one value
+        except ValueError as exc:
+            raise InputError(f"{shown}: {exc}") from None
+        return tuple(value) if isinstance(value, list) else value
+    if key.startswith("option."):
+        name = key[7:]
+        if name not in OPTION_NAMES:
+            raise InputError(f"{shown}: unknown rule option; allowed: {', '.join(OPTION_NAMES)}")
+        if not isinstance(value, bool | int | str):
+            raise InputError(f"{shown}: true, false, a whole number or a name")
+        return value
+    if key in ("players", "target"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"{shown}: a whole number")
+        return value
+    if key in ("deck", "mode", "config", "label") or (key == "rules" and value is not None):
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"{shown}: a name (text)")
+        return value.strip()
+    if key == "bots":
+        names: Sequence[object]
+        if isinstance(value, str):
+            names = value.replace("/", ",").split(",")
+        elif isinstance(value, list | tuple):
+            names = value
+        else:
+            names = ()
+        if not names or not all(isinstance(n, str) and n.strip() for n in names):
+            raise InputError(f"{shown}: one bot name, or a list of one per seat")
+        return tuple(str(n).strip().lower() for n in names)
+    if key in ("turn_seconds", "press_seconds"):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
+            raise InputError(f"{shown}: seconds from 0 to 3600")
+        return float(value)
+    if key == "rules":
+        return None
+    raise InputError(f"{where}unknown key `{key}`: allowed are {allowed_keys()}")
+
+
+def flatten(table: Mapping[str, object], where: str) -> dict[str, object]:
+    """A TOML table's keys as dotted names: `jam = {base = 0.1}` and `"jam.base" = 0.1` both
+    give `jam.base`. Only `jam` and `option` hold sub-keys."""
+    flat: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            if key not in ("jam", "option"):
+                raise InputError(
+                    f"{where}{key}: not a table of keys (only jam and option are); allowed "
+                    f"keys: {allowed_keys()}"
+                )
+            for sub, inner in value.items():
+                if isinstance(inner, Mapping):
+                    raise InputError(f"{where}{key}.{sub}: one value, not a table")
+                flat[f"{key}.{sub}"] = inner
+        else:
+            flat[key] = value
+    return flat
+
+
+@dataclass
+class SweepSpec:
+    """What a sweep file and the command line ask for, before the settings are built."""
+
+    games: int = DEFAULT_GAMES
+    seed: int = 0
+    base: dict[str, object] | None = None
+    grid: dict[str, list[object]] | None = None
+    entries: list[dict[str, object]] | None = None
+    source: str = "command line"
+
+
+def read_file(path: str) -> SweepSpec:
+    """Read a sweep TOML file (InputError, exit 2, naming the file and the key)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such sweep file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a sweep file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file (a sweep file is UTF-8 TOML)") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None
+    spec = SweepSpec(source=path)
+    for key in doc:
+        if key not in FILE_KEYS:
+            raise InputError(
+                f"{path}: unknown key `{key}`: a sweep file has {', '.join(FILE_KEYS[:2])}, "
+                "[base], [grid] and [[setting]]"
+            )
+    for key in ("games", "seed"):
+        if key in doc:
+            value = doc[key]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(f"{path}: {key} = {_toml(value)}: a whole number")
+            setattr(spec, key, value)
+    base = doc.get("base", {})
+    if not isinstance(base, Mapping):
+        raise InputError(f"{path}: base must be a table ([base])")
+    folder = p.parent
+    spec.base = _checked(flatten(base, f"{path}: [base] "), f"{path}: [base] ", folder)
+    grid = doc.get("grid", {})
+    if not isinstance(grid, Mapping):
+        raise InputError(f"{path}: grid must be a table ([grid])")
+    spec.grid = {}
+    for key, values in flatten(grid, f"{path}: [grid] ").items():
+        choices = _alternatives(key, values, f"{path}: [grid] ")
+        spec.grid[key] = [_relative(key, v, folder) for v in choices]
+    entries = doc.get("setting", [])
+    if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
+        raise InputError(f"{path}: setting must be tables ([[setting]])")
+    spec.entries = []
+    for i, entry in enumerate(entries, 1):
+        where = f"{path}: [[setting]] {i}: "
+        flat = _checked(flatten(entry, where), where, folder)
+        for key in flat:
+            if key in spec.grid:
+                raise InputError(f"{where}{key} is also in [grid]: give it in one place")
+        spec.entries.append(flat)
+    return spec
+
+
+def _checked(
+    flat: Mapping[str, object], where: str, folder: Path | None = None
+) -> dict[str, object]:
+    return {
+        key: _relative(key, check_value(key, value, where), folder) for key, value in flat.items()
+    }
+
+
+def _relative(key: str, value: object, folder: Path | None) -> object:
+    """A box config or deck file named in a sweep file is found next to the sweep file."""
+    if folder is None or key not in ("config", "deck") or not isinstance(value, str):
+        return value
+    if key == "deck" and value in PRESETS:
+        return value
+    path = Path(value).expanduser()
+    return value if path.is_absolute() else str(folder / path)
+
+
+def _alternatives(key: str, values: object, where: str) -> list[object]:
+    if key == "label":
+        raise InputError(f"{where}label: name a setting in [[setting]], not in [grid]")
+    example = "[[1, 2], [3]]" if key in LIST_KEYS else "[0.1, 0.2]"
+    if not isinstance(values, list) or not values:
+        raise InputError(
+            f"{where}{key} = {_toml(values)}: a list of the values to try, e.g. {example}"
+        )
+    if key in LIST_KEYS and key != "bots" and not all(isinstance(v, list) for v in values):
+        raise InputError(f"{where}{key} = {_toml(values)}: a list of lists, e.g. {example}")
+    return [check_value(key, v, where) for v in values]
+
+
+def parse_assignment(text: str, option: str, *, alternatives: bool) -> tuple[str, list[object]]:
+    """`--set KEY=VALUE` (one value) or `--vary KEY=V1,V2` (alternatives): the key and its
+    values, written as in a file: `/` separates list items (`jam.pattern=0/0/3`)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key or not raw.strip():
+        raise InputError(f"{option} {text!r}: write KEY=VALUE, e.g. jam.base=0.3")
+    where = f"{option} "
+    if alternatives:
+        parts = [p for p in raw.split(",")]
+        if any(not p.strip() for p in parts):
+            raise InputError(f"{option} {text!r}: a comma list of values, e.g. jam.base=0.1,0.3")
+    else:
+        parts = [raw]
+    values: list[object] = []
+    for part in parts:
+        if key == "bots":
+            value: object = part  # one or a /-list of names (or a ,-list under --set)
+        elif key in LIST_KEYS:
+            value = [_number(item) for item in part.split("/")]
+        else:
+            value = _number(part)
+        values.append(check_value(key, value, where))
+    return key, values
+
+
+def _number(text: str) -> object:
+    value = parse_value(text)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+# -- the settings ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of a sweep, checked: the games to play and how to time them."""
+
+    index: int
+    label: str
+    varied: dict[str, object]  # the grid's values for this setting
+    values: dict[str, object]  # every key, defaults included
+    sim: SimSettings
+    box: BoxTimes
+    config: str
+    turn_seconds: float
+    press_seconds: float
+
+
+def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.load) -> list[Setting]:
+    """Every setting of the sweep, checked before anything runs."""
+    base = spec.base or {}
+    grid = spec.grid or {}
+    entries = spec.entries or [{}]
+    count = len(entries) * math.prod(len(v) for v in grid.values())
+    if count > MAX_SETTINGS:
+        raise InputError(f"{spec.source}: {count} settings: at most {MAX_SETTINGS}")
+    if not 1 <= spec.games <= MAX_GAMES:
+        raise InputError(f"games {spec.games}: from 1 to {MAX_GAMES} per setting")
+    if count * spec.games > MAX_GAMES:
+        raise InputError(
+            f"{count} settings of {spec.games} games: at most {MAX_GAMES} games in all"
+        )
+    configs: dict[str, tuple[Any, BoxTimes]] = {}
+    plan: list[Setting] = []
+    keys = list(grid)
+    for entry in entries:
+        for combo in itertools.product(*grid.values()):
+            varied = dict(zip(keys, combo, strict=True))
+            values = {**DEFAULTS, **base, **entry, **varied}
+            index = len(plan)
+            label = str(values.pop("label", "")) or _label(varied, index, count)
+            where = f"{spec.source}: setting {index} ({label}): "
+            config = str(values["config"] or box_config.default_path())
+            if config not in configs:
+                try:
+                    cfg = loader(config)
+                except ConfigError as exc:
+                    raise BoxConfigError(f"{where}{exc}") from None
+                configs[config] = (cfg, BoxTimes.from_config(cfg))
+            cfg, box = configs[config]
+            jam_values = {k[4:]: v for k, v in values.items() if k.startswith("jam.")}
+            options = {k[7:]: v for k, v in values.items() if k.startswith("option.")}
+            try:
+                jam = from_mapping(
+                    {k: list(v) if isinstance(v, tuple) else v for k, v in jam_values.items()},
+                    defaults=cfg.jam,
+                )
+                sim = build_settings(
+                    players=values["players"],  # type: ignore[arg-type]
+                    games=spec.games,
+                    seed=spec.seed,
+                    deck=values["deck"],  # type: ignore[arg-type]
+                    rules=values["rules"],  # type: ignore[arg-type]
+                    mode=values["mode"],  # type: ignore[arg-type]
+                    target=values["target"],  # type: ignore[arg-type]
+                    bots=values["bots"],  # type: ignore[arg-type]
+                    options=options,
+                    jam=jam,
+                    flag=str,
+                )
+            except ValueError as exc:  # InputError is one, and the jam model's checks
+                raise InputError(f"{where}{exc}") from None
+            plan.append(
+                Setting(
+                    index=index,
+                    label=label,
+                    varied=varied,
+                    values=values,
+                    sim=sim,
+                    box=box,
+                    config=config,
+                    turn_seconds=float(values["turn_seconds"]),  # type: ignore[arg-type]
+                    press_seconds=float(values["press_seconds"]),  # type: ignore[arg-type]
+                )
+            )
+    return plan
+
+
+def _label(varied: Mapping[str, object], index: int, count: int) -> str:
+    if varied:
+        return " ".join(f"{k}={_show(v)}" for k, v in varied.items())
+    return "base" if count == 1 else f"setting {index}"
+
+
+def _show(value: object) -> str:
+    if isinstance(value, tuple | list):
+        return "/".join(_show(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _toml(value: object) -> str:
+    """A value as a file would write it, short (for messages)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        text = "[" + ", ".join(_toml(v) for v in value) + "]"
+        return text if len(text) <= 60 else text[:57] + "...]"
+    return str(value)
+
+
+# -- running --------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepResult:
+    """The settings finished (in order) with their statistics."""
+
+    finished: list[tuple[Setting, SimStats]]
+    total: int
+    interrupted: bool
+    elapsed_s: float
+
+    @property
+    def games(self) -> int:
+        """Games played in the settings finished."""
+        return sum(stats.games for _, stats in self.finished)
+
+
+def run_sweep(
+    plan: Sequence[Setting],
+    executor: Executor,
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> SweepResult:
+    """Play every setting's games through `executor`; Ctrl-C keeps the settings finished."""
+    tasks = [
+        block
+        for s in plan
+        for block in blocks(s.sim, executor.workers, keep_rows=True, tag=s.index)
+    ]
+    stats = [SimStats(players=s.sim.players, rows=[]) for s in plan]
+    left = [0] * len(plan)
+    for block in tasks:
+        left[block.tag] += 1
+    total_games = sum(s.sim.games for s in plan)
+    done_games = finished = 0
+    started = time.perf_counter()
+    interrupted = False
+    results = executor.run(play_block, tasks)
+    try:
+        for index, block_stats in results:
+            tag = tasks[index].tag
+            stats[tag].merge(block_stats)
+            left[tag] -= 1
+            finished += left[tag] == 0
+            done_games += block_stats.games
+            if progress is not None:
+                progress(done_games, total_games, f"{finished}/{len(plan)} settings")
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        close = getattr(results, "close", None)  # a generator's: cancels blocks not started
+        if close is not None:
+            close()
+    elapsed = time.perf_counter() - started
+    done = []
+    for s, st in zip(plan, stats, strict=True):
+        if left[s.index] == 0:
+            st.sort_rows()
+            st.elapsed_s = elapsed
+            done.append((s, st))
+    return SweepResult(done, len(plan), interrupted, elapsed)
+
+
+# -- figures --------------------------------------------------------------------------------
+
+
+def minutes(setting: Setting, stats: SimStats) -> list[float]:
+    """Each game's estimated minutes at the table."""
+    return [
+        game_seconds(
+            setting.box,
+            turns=row.turns,
+            presses=row.presses,
+            bursts=row.fires,
+            cards=row.cards,
+            turn_seconds=setting.turn_seconds,
+            press_seconds=setting.press_seconds,
+        )
+        / 60.0
+        for row in stats.rows or ()
+    ]
+
+
+def _spread(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"mean": 0.0, "p10": 0.0, "p50": 0.0, "p90": 0.0, "max": 0.0}
+    ordered = sorted(values)
+    if len(ordered) > 1:
+        deciles = statistics.quantiles(ordered, n=10, method="inclusive")
+        p10, p90 = deciles[0], deciles[-1]
+    else:
+        p10 = p90 = ordered[0]
+    return {
+        "mean": round(statistics.fmean(ordered), 3),
+        "p10": round(p10, 3),
+        "p50": round(statistics.median(ordered), 3),
+        "p90": round(p90, 3),
+        "max": round(ordered[-1], 3),
+    }
+
+
+def summary(setting: Setting, stats: SimStats) -> dict[str, Any]:
+    """One setting's report (the JSON shape; docs/sim.md)."""
+    sim = setting.sim
+    rows = stats.rows or []
+    games = max(stats.games, 1)
+    hits = stats.hits
+    seats = sim.players
+    by_bot: dict[str, float] = {}
+    for bot in dict.fromkeys(sim.bots):
+        mine = [s for s in range(seats) if sim.bots[s] == bot]
+        by_bot[bot] = round(sum(stats.wins[s] for s in mine) / (games * len(mine)), 4)
+    firing = hits - stats.dry_hits
+    return {
+        "index": setting.index,
+        "label": setting.label,
+        "varied": {k: _plain(v) for k, v in setting.varied.items()},
+        "setting": {
+            "players": sim.players,
+            "deck": sim.deck.name,
+            "rules": sim.preset,
+            "mode": sim.mode,
+            "target": sim.target,
+            "bots": list(sim.bots),
+            "options": dict(sim.options),
+            "jam": sim.jam.to_dict(),
+            "config": setting.config,
+            "turn_seconds": setting.turn_seconds,
+            "press_seconds": setting.press_seconds,
+        },
+        "games": stats.games,
+        "rounds": stats.rounds,
+        "per_game": {
+            "rounds": _spread([r.rounds for r in rows]),
+            "turns": _spread([r.turns for r in rows]),
+            "presses": _spread([r.presses for r in rows]),
+            "cards_fired": _spread([r.cards for r in rows]),
+            "minutes": _spread(minutes(setting, stats)),
+        },
+        "hits": {
+            "presses": hits,
+            "dry_share": round(stats.dry_hits / hits, 4) if hits else None,
+            "cards_per_hit": round(stats.hit_cards / hits, 4) if hits else None,
+            "cards_per_firing_hit": round(stats.hit_cards / firing, 4) if firing else None,
+            "distribution": [round(n / hits, 4) for n in stats.cards_per_hit] if hits else [],
+        },
+        "wins_by_seat": [round(w / games, 4) for w in stats.wins],
+        "wins_by_bot": by_bot,
+        "launcher_decided": round(stats.launcher_decided / stats.rounds, 4)
+        if stats.rounds
+        else 0.0,
+    }
+
+
+def _plain(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
+
+
+MAX_SEATS = 10
+BOT_NAMES = ("heuristic", "random")
+CSV_COLUMNS: tuple[str, ...] = (
+    "index",
+    "label",
+    "players",
+    "deck",
+    "rules",
+    "mode",
+    "target",
+    "bots",
+    "options",
+    "config",
+    *(f"jam_{k}" for k in JAM_KEYS),
+    "turn_seconds",
+    "press_seconds",
+    "games",
+    "rounds",
+    "rounds_per_game",
+    "turns_per_game",
+    "presses_per_game",
+    "cards_per_game",
+    "minutes_per_game",
+    "minutes_p10",
+    "minutes_p50",
+    "minutes_p90",
+    "hits",
+    "dry_share",
+    "cards_per_hit",
+    "cards_per_firing_hit",
+    "launcher_decided",
+    *(f"win_seat_{s}" for s in range(MAX_SEATS)),
+    *(f"win_{bot}" for bot in BOT_NAMES),
+)
+
+
+def csv_row(data: Mapping[str, Any]) -> dict[str, object]:
+    """A setting's summary as one CSV row (CSV_COLUMNS; empty where it has no value)."""
+    setting, per, hits = data["setting"], data["per_game"], data["hits"]
+    row: dict[str, object] = {
+        "index": data["index"],
+        "label": data["label"],
+        "players": setting["players"],
+        "deck": setting["deck"],
+        "rules": setting["rules"],
+        "mode": setting["mode"],
+        "target": setting["target"],
+        "bots": "/".join(setting["bots"]),
+        "options": ";".join(f"{k}={_show(v)}" for k, v in setting["options"].items()),
+        "config": setting["config"],
+        "turn_seconds": setting["turn_seconds"],
+        "press_seconds": setting["press_seconds"],
+        "games": data["games"],
+        "rounds": data["rounds"],
+        "rounds_per_game": per["rounds"]["mean"],
+        "turns_per_game": per["turns"]["mean"],
+        "presses_per_game": per["presses"]["mean"],
+        "cards_per_game": per["cards_fired"]["mean"],
+        "minutes_per_game": per["minutes"]["mean"],
+        "minutes_p10": per["minutes"]["p10"],
+        "minutes_p50": per["minutes"]["p50"],
+        "minutes_p90": per["minutes"]["p90"],
+        "hits": hits["presses"],
+        "dry_share": hits["dry_share"],
+        "cards_per_hit": hits["cards_per_hit"],
+        "cards_per_firing_hit": hits["cards_per_firing_hit"],
+        "launcher_decided": data["launcher_decided"],
+    }
+    for key in JAM_KEYS:
+        row[f"jam_{key}"] = _show(setting["jam"][key])
+    for seat, share in enumerate(data["wins_by_seat"]):
+        row[f"win_seat_{seat}"] = share
+    for bot, share in data["wins_by_bot"].items():
+        row[f"win_{bot}"] = share
+    return {k: "" if row.get(k) is None else row[k] for k in CSV_COLUMNS}
+
+
+def write_csv(path: str, summaries: Iterable[Mapping[str, Any]]) -> None:
+    """Every setting's row, with a header."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for data in summaries:
+        writer.writerow(csv_row(data))
+    _write(path, text.getvalue())
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) -> str:
+    """The human-readable report: one line per setting finished."""
+    head = (
+        f"{'#':>3}  {'setting':<30}{'rounds':>7}{'turns':>7}{'presses':>8}{'cards':>7}"
+        f"{'min':>6}{'dry':>5}{'c/hit':>6}{'decided':>8}  wins"
+    )
+    lines = [head]
+    for data in summaries:
+        per, hits = data["per_game"], data["hits"]
+        dry = "-" if hits["dry_share"] is None else f"{hits['dry_share']:.0%}"
+        per_hit = "-" if hits["cards_per_hit"] is None else f"{hits['cards_per_hit']:.2f}"
+        wins = " ".join(f"{bot} {share:.0%}" for bot, share in data["wins_by_bot"].items())
+        label = data["label"] if len(data["label"]) <= 29 else data["label"][:28] + "…"
+        lines.append(
+            f"{data['index']:>3}  {label:<30}{per['rounds']['mean']:>7.1f}"
+            f"{per['turns']['mean']:>7.0f}{per['presses']['mean']:>8.0f}"
+            f"{per['cards_fired']['mean']:>7.0f}{per['minutes']['mean']:>6.0f}{dry:>5}"
+            f"{per_hit:>6}{data['launcher_decided']:>8.0%}  {wins}"
+        )
+    games = result.games
+    rate = games / result.elapsed_s if result.elapsed_s else 0.0
+    lines += [
+        "",
+        "per game (means): rounds, turns, presses, cards fired, minutes at the table (estimated)",
+        "dry: hits that fired nothing; c/hit: cards per hit; decided: rounds the launcher decided "
+        "(docs/sim.md); wins: games won per seat",
+        f"{len(summaries)} of {result.total} settings, {games} games in "
+        f"{result.elapsed_s:.1f} s ({rate:.0f} games/s)",
+    ]
+    if result.interrupted:
+        lines.append(f"interrupted by Ctrl-C: {len(summaries)} of {result.total} settings finished")
+    return "\n".join(lines)
+
+
+def plot_available() -> bool:
+    """True when matplotlib (the `plot` extra) can be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
+    """The distributions per setting: one box per setting for each per-game figure, and the
+    share of hits firing 0, 1, 2, ... cards."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never needs a display
+    import matplotlib.pyplot as plt
+
+    panels = [
+        ("minutes per game (estimated)", [minutes(s, st) for s, st in finished]),
+        ("rounds per game", [[r.rounds for r in st.rows or ()] for _, st in finished]),
+        ("turns per game", [[r.turns for r in st.rows or ()] for _, st in finished]),
+        ("presses per game", [[r.presses for r in st.rows or ()] for _, st in finished]),
+        ("cards fired per game", [[r.cards for r in st.rows or ()] for _, st in finished]),
+    ]
+    # Settings are numbered on the axes and named once, under the panels.
+    named = (f"{s.index}: {s.label}".replace(" ", "\u00a0") for s, _ in finished)
+    key = textwrap.wrap("    ".join(named), 150)  # breaks between settings, not inside one
+    footer = 0.25 + 0.16 * len(key)  # inches
+    width = min(30.0, max(11.0, 0.3 * len(finished) * 3))
+    fig, axes = plt.subplots(2, 3, figsize=(width, 7.5 + footer))
+    ticks = list(range(1, len(finished) + 1))
+    names = [str(s.index) for s, _ in finished]
+    for ax, (title, data) in zip(axes.flat, panels, strict=False):
+        if any(data):
+            ax.boxplot([d or [0] for d in data], showfliers=False)
+        ax.set_title(title, fontsize=10)
+        ax.set_xticks(ticks, names, fontsize=8)
+        ax.set_xlabel("setting", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    ax = axes.flat[5]
+    for setting, stats in finished:
+        firing = stats.hits - stats.dry_hits
+        if firing:
+            shares = [n / firing for n in stats.cards_per_hit[1:]]
+            while len(shares) > 1 and shares[-1] == 0:
+                shares.pop()
+            dry = stats.dry_hits / stats.hits
+            ax.plot(
+                range(1, len(shares) + 1),
+                shares,
+                marker="o",
+                ms=3,
+                label=f"{setting.index}: dry {dry:.0%}",
+            )
+    ax.set_title("cards per firing hit (share)", fontsize=10)
+    ax.set_xlabel("cards fired", fontsize=8)
+    ax.grid(alpha=0.3)
+    if any(st.hits > st.dry_hits for _, st in finished) and len(finished) <= 12:
+        ax.legend(fontsize=7, title="setting", title_fontsize=7)
+    height = fig.get_figheight()
+    fig.text(0.01, 0.1 / height, "\n".join(key), fontsize=8, va="bottom", family="monospace")
+    fig.suptitle(f"unoattack sweep: {len(finished)} settings", fontsize=11)
+    fig.tight_layout(rect=(0, footer / height, 1, 1))
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """Add the `sweep` subcommand."""
+    p = subparsers.add_parser(
+        "sweep",
+        help="simulate many settings (jam model, rules, bots) to tune a box",
+        description="Play the same seeded games under every setting of a grid or a list (a TOML "
+        "file, --set and --vary) and report game length, estimated time at the table, hits, "
+        "win shares and how often the launcher decided a round. Ctrl-C stops the sweep and still "
+        "reports (and writes) the settings finished (exit 130). See docs/sim.md.",
+    )
+    p.add_argument("file", nargs="?", metavar="FILE", help="sweep file (TOML), optional")
+    p.add_argument("--games", type=whole_number, default=None, help="games per setting (100)")
+    p.add_argument("--seed", type=whole_number, default=None, help="seed of every setting (0)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a value every setting shares, e.g. players=3 or jam.max_dry=6 (repeatable)",
+    )
+    p.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="values to try, every combination with the other --vary keys, e.g. "
+        "jam.base=0.1,0.2,0.3 (repeatable; / separates list items: jam.pattern=0/0/3)",
+    )
+    p.add_argument("--csv", metavar="FILE", help="write one row per setting to a CSV file")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the distributions per setting")
+    add_run_arguments(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def spec_from_args(args: argparse.Namespace) -> SweepSpec:
+    """The file (if any) with the command line on top."""
+    spec = read_file(args.file) if args.file else SweepSpec()
+    if args.games is not None:
+        spec.games = args.games
+    if args.seed is not None:
+        spec.seed = args.seed
+    base = dict(spec.base or {})
+    for text in args.set:
+        key, (value,) = parse_assignment(text, "--set", alternatives=False)
+        if key == "label":
+            raise InputError("--set label: name settings in a file's [[setting]] entries")
+        base[key] = value
+    grid = dict(spec.grid or {})
+    for text in args.vary:
+        key, values = parse_assignment(text, "--vary", alternatives=True)
+        if key == "label":
+            raise InputError("--vary label: name settings in a file's [[setting]] entries")
+        grid[key] = values
+    for entry in spec.entries or []:
+        for key in entry:
+            if key in grid:
+                raise InputError(f"--vary {key}: also set by a [[setting]] of {spec.source}")
+    spec.base, spec.grid = base, grid
+    return spec
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Find out before a long run, not after it, that the results cannot be written."""
+    if args.plot and not plot_available():
+        raise InputError(
+            "--plot needs matplotlib: pip install 'unoattack-launcher[plot]' (or drop --plot)"
+        )
+    if args.plot and Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
+        # matplotlib would quietly add ".png" and write a file the user did not name.
+        raise InputError(
+            f"--plot {args.plot}: name the image file with one of {', '.join(PLOT_SUFFIXES)}"
+        )
+    for option, target in (("--csv", args.csv), ("--plot", args.plot)):
+        if not target:
+            continue
+        if Path(target).is_dir():
+            raise InputError(f"{option} {target}: is a directory; give a file name")
+        folder = Path(target).parent
+        if not (folder.is_dir() and os.access(folder, os.W_OK)):
+            raise InputError(
+                f"{option} {target}: folder {folder} does not exist or is not writable"
+            )
+
+
+def run(args: argparse.Namespace) -> int:
+    """`unoattack sweep`."""
+    check_outputs(args)
+    plan = build_plan(spec_from_args(args))
+    executor = open_executor(args, sum(s.sim.games for s in plan))
+    bar = ProgressBar(sys.stderr, "sweep", "games")
+    try:
+        result = run_sweep(plan, executor, progress=bar)
+    finally:
+        executor.close()
+    bar.close()
+    summaries = [summary(s, st) for s, st in result.finished]
+    if args.csv:
+        write_csv(args.csv, summaries)
+    if args.plot and result.finished:
+        write_plot(args.plot, result.finished)
+    if args.json:
+        games = result.games
+        print(
+            json.dumps(
+                {
+                    "seed": plan[0].sim.seed,
+                    "games_per_setting": plan[0].sim.games,
+                    "settings": result.total,
+                    "finished": len(summaries),
+                    "interrupted": result.interrupted,
+                    "elapsed_s": round(result.elapsed_s, 3),
+                    "games_per_s": round(games / result.elapsed_s, 1) if result.elapsed_s else None,
+                    "results": summaries,
+                }
+            )
+        )
+    else:
+        print(format_table(result, summaries))
+        for label, target in (("rows", args.csv), ("plot", args.plot)):
+            if target and (label == "rows" or result.finished):
+                print(f"{label} written to {target}")
+    return 130 if result.interrupted else 0  # 130: the shell's code for Ctrl-C
