@@ -1299,13 +1299,15 @@ def _run(args: argparse.Namespace) -> int:
     mock = bool(args.mock or mock_requested())
     if args.plant_state and not mock:
         raise UsageError("--plant-state needs --mock (the plant only exists on mock pins)")
-    port = args.port
+    from firmware.ports import BOX_WORDS, check_port
+
+    # Before anything starts: a bad --port is the only line printed (PortError, exit 2).
+    port = check_port(args.port, BOX_WORDS)
     if port != "none":
         try:
-            from firmware.link import Link, check_port
+            from firmware.link import Link
         except ModuleNotFoundError as exc:
             raise UsageError(f"the serial link is not available ({exc}); use --port none") from None
-        check_port(port)  # before anything starts: a bad --port is the only line printed
     if args.plant_state:
         from firmware.plant import check_state_path
 

@@ -61,9 +61,11 @@ CASES: list[tuple[list[str], int, str]] = [
     # watch: a file or a directory is not a serial port; an unknown URL is the user's mistake
     (["watch", "--port", "{notes}"], 2, "is a regular file, not a serial port"),
     (["watch", "--port", "{adir}"], 2, "is a directory, not a serial port"),
-    (["watch", "--port", "garbage://x"], 2, "BAD_PORT: cannot use port 'garbage://x'"),
+    (["watch", "--port", "garbage://x"], 2, "BAD_PORT: port 'garbage://x' has an unknown URL"),
     (["watch", "--port", "/dev/nonexistent-uno"], 1, "no serial port at /dev/nonexistent-uno"),
-    (["watch", "--port", "loop://", "--timeout", "nan"], 2, "--timeout nan: above 0 seconds"),
+    (["watch", "--port", "loop://", "--timeout", "nan"], 2, "--timeout: expected seconds above"),
+    (["--bogus"], 2, "unknown option '--bogus'; see unoattack --help"),
+    (["sim", "--bogus"], 2, "unknown option '--bogus'; see unoattack sim --help"),
     (["watch", "--port", "loop://", "--count", "x"], 2, "--count: expected a whole number"),
 ]
 

@@ -54,7 +54,14 @@ def _one_line(err: str) -> None:
 CASES: list[tuple[list[str], int, str]] = [
     # no command at all: name the commands, not the slot
     ([], 2, "give a command: run, config, model, diagram, send, bench"),
-    (["--bogus"], 2, "give a command: run, config"),
+    # an unknown option is named as one, not reported as a missing command
+    (["--bogus"], 2, "unknown option '--bogus'; see launcher --help"),
+    (["model", "--bogus"], 2, "unknown option '--bogus'; see launcher model --help"),
+    (["run", "--bogus"], 2, "unknown option '--bogus'; see launcher run --help"),
+    (["send", "loop://", "status", "--bogus"], 2, "unknown option '--bogus'; see launcher send"),
+    (["diagram", "extra"], 2, "unexpected argument 'extra'; see launcher diagram --help"),
+    (["model"], 2, "give an action: show, sample, fit (or --help)"),
+    (["config"], 2, "give an action: check (or --help)"),
     # model fit --write-config: a directory, a binary file, a config that does not load
     (["model", "fit", "{counts}", "--write-config", "{adir}"], 2, "is a directory"),
     (["model", "fit", "{counts}", "--write-config", "{junk}"], 78, "not a text file"),
@@ -72,8 +79,10 @@ CASES: list[tuple[list[str], int, str]] = [
     (["send", "loop://", "status", "--state", "{adir}"], 2, "--state {adir}: is a directory"),
     (["send", "loop://", "status", "--state", "{notes}"], 2, "not a host state file"),
     (["send", "loop://", "status", "--state", "/nonexistent/s.db"], 2, "does not exist"),
-    (["send", "loop://", "status", "--timeout", "nan"], 2, "--timeout and --wait must be above"),
-    (["send", "loop://", "status", "--wait", "inf"], 2, "--timeout and --wait must be above"),
+    (["send", "loop://", "status", "--timeout", "nan"], 2, "--timeout: expected seconds above 0"),
+    (["send", "loop://", "status", "--wait", "inf"], 2, "--wait: expected seconds above 0"),
+    (["send", "loop://", "status", "--wait", "0"], 2, "--wait: expected seconds above 0"),
+    (["send", "loop://", "status", "--timeout", "x"], 2, "--timeout: expected seconds above 0"),
 ]
 
 
