@@ -24,7 +24,6 @@ import os
 import sys
 import threading
 import time
-import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -720,10 +719,7 @@ def _bench(args: argparse.Namespace) -> int:
                 "or bench the simulated box with --mock"
             ) from None
     try:
-        with warnings.catch_warnings():
-            # gpiozero warns once per library it tries; the one-line error below says enough.
-            warnings.simplefilter("ignore")
-            factory = make_factory(mock=mock)
+        factory = make_factory(mock=mock)
         plant = None
         if mock:
             from firmware.plant import Plant
