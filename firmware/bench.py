@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -30,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from firmware.cli import whole_number
+from firmware.commandline import whole_number, whole_number_from
 from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
+from firmware.jam import MAX_SEED
 
 MODES = ("fire", "dispense")
 DEFAULT_PRESSES = 20
@@ -318,6 +320,7 @@ def summarise(
         "pins": "mock" if mock else "gpio",
         "ejector": config.ejector.kind,
         "mode": mode,
+        "seed": config.jam.seed,  # 0: the jam model was seeded afresh (not repeatable)
         "presses": len(records),
         "bursts": len(bursts),
         "planned": sum(r.planned for r in records),
@@ -358,7 +361,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [
         f"bench: {summary['presses']} presses ({summary['mode']} mode), {summary['cards']} cards "
         f"of {summary['planned']} planned in {summary['elapsed_s']:.1f} s; "
-        f"{summary['ejector']} ejector on {summary['pins']} pins",
+        f"{summary['ejector']} ejector on {summary['pins']} pins, "
+        f"seed {summary.get('seed') or 'fresh'}",
     ]
     if summary["stopped"]:
         lines.append(f"stopped early: {summary['stopped']}")
@@ -703,6 +707,13 @@ def _bench(args: argparse.Namespace) -> int:
             )
     path = str(args.config or config_mod.default_path())
     cfg = config_mod.load(path)  # ConfigError: one line, exit 78
+    if args.seed is not None:
+        # The same seed makes the same run: the jam model's plan and the mock plant's jitter.
+        cfg = dataclasses.replace(
+            cfg,
+            jam=dataclasses.replace(cfg.jam, seed=args.seed),
+            plant=dataclasses.replace(cfg.plant, seed=args.seed),
+        )
     if args.burst is not None and not 1 <= args.burst <= cfg.limits.max_burst:
         raise UsageError(
             f"--burst must be between 1 and [limits] max_burst = {cfg.limits.max_burst}, "
@@ -795,6 +806,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=whole_number,
         metavar="K",
         help=f"cards per dispense in --mode dispense (default {DEFAULT_BURST})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=whole_number_from(0, MAX_SEED),
+        metavar="S",
+        help="seed of the jam model (and of the mock plant): the same seed repeats the run's "
+        "presses; default the config's [jam] seed (0: fresh each run)",
     )
     parser.add_argument("--csv", metavar="FILE", help="write press and card rows to this CSV")
     parser.add_argument("--plot", metavar="FILE.png", help="write timing histograms to a PNG")
