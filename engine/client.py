@@ -292,11 +292,15 @@ class BoxClient:
         """Send command `op` with `args`, resending with the same id until the box replies.
 
         Returns the reply's result fields (without v, type, id, ok). Raises BoxError with the
-        box's error code when it answers `ok: false`, or `TIMEOUT` after `timeout` seconds."""
+        box's error code when it answers `ok: false`, `BAD_ARG` for a command too big for one
+        frame (a 600-digit count), or `TIMEOUT` after `timeout` seconds."""
+        cmd_id = f"{self._id_prefix}-{next(self._ids)}"
+        try:
+            line = protocol.encode(protocol.cmd(cmd_id, op, **args))
+        except ValueError as exc:  # the box would answer LINE_TOO_LONG with no id, for ever
+            raise BoxError("BAD_ARG", f"{op} does not fit in one frame ({exc})") from None
         if self._thread is None:
             self.connect()
-        cmd_id = f"{self._id_prefix}-{next(self._ids)}"
-        line = protocol.encode(protocol.cmd(cmd_id, op, **args))
         pending = _Pending()
         with self._cond:
             self._pending[cmd_id] = pending

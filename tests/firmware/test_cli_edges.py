@@ -282,6 +282,8 @@ def wired_port(make_box: Callable[..., Any]) -> Iterator[Callable[[dict[str, Any
         (6, ["dispense", "7"], "count must be from 1 to 6, got 7"),
         (12, ["aim", "-1"], "seat must be from 0 to 3, got -1"),
         (12, ["load", "0"], "count must be from 1 to"),
+        # too long for one frame: the box could only answer LINE_TOO_LONG, without an id
+        (12, ["dispense", "9" * 600], "dispense does not fit in one frame (frame is 6"),
     ],
 )
 def test_send_reports_the_limit_of_the_box_it_talks_to(
