@@ -429,6 +429,19 @@ def write_csv(path: str | Path, records: Sequence[PressRecord]) -> None:
         raise LauncherError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _is_ours_to_overwrite(path: Path) -> bool:
+    """True unless ``path`` is a non-empty file whose first line is not our CSV header."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.readline(4096)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # not readable: writing it will say why
+    header = ",".join(CSV_COLUMNS).encode()
+    return not head.strip() or head.rstrip(b"\r\n").removeprefix(b"\xef\xbb\xbf") == header
+
+
 def _cell(value: Any) -> Any:
     return "" if value is None else value
 
@@ -700,6 +713,12 @@ def _bench(args: argparse.Namespace) -> int:
         # Find out now, not after a long run, that the results cannot be written.
         if target and Path(target).is_dir():
             raise UsageError(f"{option} {target}: is a directory; give a file name")
+        if option == "--csv" and target and not _is_ours_to_overwrite(Path(target)):
+            # A typo must not overwrite a config or a recording (as `send --state` refuses).
+            raise UsageError(
+                f"--csv {target}: exists and is not a bench CSV; give a new file name or one "
+                "an earlier bench run wrote"
+            )
         folder = Path(target).parent if target else None
         if folder is not None and not (folder.is_dir() and os.access(folder, os.W_OK)):
             raise UsageError(

@@ -72,6 +72,8 @@ CASES: list[tuple[list[str], int, str]] = [
     ),
     # bench: where the results go is checked before the run, not after it
     (["bench", "--mock", "--csv", "{adir}"], 2, "--csv {adir}: is a directory; give a file name"),
+    # ... and a file that is not an earlier bench CSV is not overwritten (a typo for the config)
+    (["bench", "--mock", "--csv", "{notes}"], 2, "--csv {notes}: exists and is not a bench CSV"),
     # send: a file or a directory is not a serial port; a missing device is an unplugged box
     (["send", "{notes}", "status"], 2, "is a regular file, not a serial port"),
     (["send", "{adir}", "status"], 2, "is a directory, not a serial port"),
@@ -112,6 +114,22 @@ def test_write_config_leaves_a_file_it_cannot_use_untouched(
     assert code == 78
     assert files["junk"].read_bytes() == before
     assert not list(files["junk"].parent.glob(".launcher-*"))
+
+
+def test_bench_csv_never_overwrites_a_file_it_did_not_write(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    code, _ = _run(capsys, ["bench", "--mock", "--presses", "1", "--csv", str(files["notes"])])
+    assert code == 2
+    assert files["notes"].read_text() == "precious notes\n"
+    config = write_config(tmp_path / "fast.toml", FAST)
+    rows = tmp_path / "rows.csv"
+    for _ in range(2):  # its own CSV is rewritten by the next run
+        assert (
+            main(["bench", "--mock", "--config", str(config), "--presses", "1", "--csv", str(rows)])
+            == 0
+        )
+    assert jam_cli.read_counts(str(rows)) == [3]
 
 
 def test_plot_without_an_image_suffix_is_refused_before_the_run(
