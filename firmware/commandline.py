@@ -104,15 +104,14 @@ class _Parser(argparse.ArgumentParser):
         return None
 
     def _help_for(self, arg: str) -> str:
-        """`launcher run` when `arg` came after the `run` subcommand, else this parser's prog."""
-        sub = self._subcommands()
+        """The subcommand `arg` came after (`launcher config check`), else this parser's prog."""
+        parser: argparse.ArgumentParser = self
         given = getattr(self, "_given", [])
-        if sub is not None and arg in given:
-            before = given[: given.index(arg)]
-            chosen = next((a for a in before if a in sub.choices), None)
-            if chosen is not None:
-                return sub.choices[chosen].prog
-        return self.prog
+        for token in given[: given.index(arg)] if arg in given else []:
+            sub = parser._subcommands() if isinstance(parser, _Parser) else None
+            if sub is not None and token in sub.choices:
+                parser = sub.choices[token]
+        return parser.prog
 
 
 class _Version(argparse.Action):

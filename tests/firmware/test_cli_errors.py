@@ -58,6 +58,11 @@ CASES: list[tuple[list[str], int, str]] = [
     (["--bogus"], 2, "unknown option '--bogus'; see launcher --help"),
     (["model", "--bogus"], 2, "unknown option '--bogus'; see launcher model --help"),
     (["run", "--bogus"], 2, "unknown option '--bogus'; see launcher run --help"),
+    (
+        ["config", "check", "--bogus"],
+        2,
+        "unknown option '--bogus'; see launcher config check --help",
+    ),
     (["send", "loop://", "status", "--bogus"], 2, "unknown option '--bogus'; see launcher send"),
     (["diagram", "extra"], 2, "unexpected argument 'extra'; see launcher diagram --help"),
     (["model"], 2, "give an action: show, sample, fit (or --help)"),
