@@ -833,7 +833,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seed of the jam model (and of the mock plant): the same seed repeats the run's "
         "presses; default the config's [jam] seed (0: fresh each run)",
     )
-    parser.add_argument("--csv", metavar="FILE", help="write press and card rows to this CSV")
+    parser.add_argument(
+        "--csv",
+        metavar="FILE",
+        help="write press and card rows to this CSV (a new file, or one a bench run wrote)",
+    )
     parser.add_argument("--plot", metavar="FILE.png", help="write timing histograms to a PNG")
     parser.add_argument("--json", action="store_true", help="print summary and rows as JSON")
     parser.set_defaults(func=_bench)
