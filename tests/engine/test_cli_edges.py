@@ -5,6 +5,7 @@ saved with a byte-order mark read like any other."""
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import signal
@@ -30,80 +31,58 @@ def box(tmp_path: Path) -> Iterator[FakeBox]:
         yield fake
 
 
-def _watchers(port: str) -> list[list[str]]:
-    return [
-        [sys.executable, "-m", "engine.cli", "watch", "--port", port],
-        [sys.executable, "-m", "firmware.cli", "send", port, "watch"],
-    ]
+WATCHERS = {
+    "unoattack watch": ["-m", "engine.cli", "watch", "--port"],
+    "launcher send watch": ["-m", "firmware.cli", "send"],
+}
 
 
-@pytest.mark.parametrize("which", [0, 1], ids=["unoattack watch", "launcher send watch"])
-def test_ctrl_c_ends_a_watch_with_130(box: FakeBox, which: int) -> None:
+@contextlib.contextmanager
+def _started(*args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`python ARGS` with its stdout and stderr piped; killed if the test leaves it running."""
     proc = subprocess.Popen(
-        _watchers(str(box.link))[which],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
+        [sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
     )
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if line.startswith("watching"):  # unoattack's header line
-            line = proc.stdout.readline()
-        assert "refill" in line
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=30)
+        yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.stderr is not None
-    assert (code, proc.stderr.read()) == (130, "")
 
 
-@pytest.mark.parametrize("which", [0, 1], ids=["unoattack watch", "launcher send watch"])
-def test_a_reader_leaving_the_pipe_ends_a_quiet_watch_with_0(box: FakeBox, which: int) -> None:
-    proc = subprocess.Popen(
-        _watchers(str(box.link))[which],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
-    try:
-        assert proc.stdout is not None
+def _watch(which: str, port: Path) -> list[str]:
+    tail = ["watch"] if which == "launcher send watch" else []
+    return [*WATCHERS[which], str(port), *tail]
+
+
+@pytest.mark.parametrize("which", list(WATCHERS))
+def test_ctrl_c_ends_a_watch_with_130(box: FakeBox, which: str) -> None:
+    with _started(*_watch(which, box.link)) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()
+        if line.startswith(b"watching"):  # unoattack's header line
+            line = proc.stdout.readline()
+        assert b"refill" in line
+        proc.send_signal(signal.SIGINT)
+        assert (proc.wait(timeout=30), proc.stderr.read()) == (130, b"")
+
+
+@pytest.mark.parametrize("which", list(WATCHERS))
+def test_a_reader_leaving_the_pipe_ends_a_quiet_watch_with_0(box: FakeBox, which: str) -> None:
+    with _started(*_watch(which, box.link)) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline()  # `| head -1` has its line ...
         proc.stdout.close()  # ... and leaves, while the box is quiet
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.stderr is not None
-    assert (code, proc.stderr.read()) == (0, b"")
+        assert (proc.wait(timeout=30), proc.stderr.read()) == (0, b"")
 
 
 def test_demo_piped_into_head_exits_0_quietly() -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "demo", "--players", "2", "--target", "50"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
-    try:
-        assert proc.stdout is not None
+    with _started("-m", "engine.cli", "demo", "--players", "2", "--target", "50") as proc:
+        assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline().startswith(b"UNO Attack demo: 2 players")
         proc.stdout.close()
-        code = proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.stderr is not None
-    assert (code, proc.stderr.read()) == (0, b"")
+        assert (proc.wait(timeout=120), proc.stderr.read()) == (0, b"")
 
 
 def test_a_scenario_and_a_deck_saved_with_a_bom_load(

@@ -15,6 +15,7 @@ import pytest
 
 from engine import scenario, sim
 from engine.cli import main
+from tests.conftest import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = bytes(range(128, 256)) * 3  # not UTF-8 anywhere
@@ -33,13 +34,8 @@ def files(tmp_path: Path) -> dict[str, str]:
 
 
 def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of `unoattack ARGV` (argparse exits via SystemExit)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    """Exit code, stdout and stderr of `unoattack ARGV`."""
+    return run_main(main, argv, capsys)
 
 
 def _one_line(err: str) -> None:

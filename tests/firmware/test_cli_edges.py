@@ -23,19 +23,14 @@ from firmware.cli import main
 from firmware.errors import ConfigError, LauncherError
 from firmware.jam import JamParams, describe
 from firmware.link import Link
-from tests.conftest import DEFAULT_CONFIG, ROOT
+from tests.conftest import DEFAULT_CONFIG, ROOT, run_main
 from tests.firmware.conftest import write_config
 
 DOC_BENCH = ROOT / "docs" / "bench.md"
 
 
 def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return run_main(main, argv, capsys)
 
 
 def _with_limit(path: Path, max_burst: int) -> Path:

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import termios
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from engine.client import BoxClient, BoxError
 from firmware import ports
 from firmware.cli import main as launcher
 from firmware.errors import UsageError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_main
 
 _TTY_LIST = Path("/proc/tty/drivers")
 needs_tty_list = pytest.mark.skipif(
@@ -185,12 +185,11 @@ def test_a_termios_error_inside_pyserials_is_named_not_dumped() -> None:
 # -- every command uses the one check, with the same message ---------------------------------
 
 
-def _out(capsys: pytest.CaptureFixture[str], main, argv: list[str]) -> tuple[int, str]:  # type: ignore[no-untyped-def]
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, capsys.readouterr().err
+def _out(
+    capsys: pytest.CaptureFixture[str], main: Callable[[list[str]], int], argv: list[str]
+) -> tuple[int, str]:
+    code, _, err = run_main(main, argv, capsys)
+    return code, err
 
 
 @pytest.mark.parametrize(("port", "needle"), [r for r in REFUSED if r[0] not in ("none", "None")])
