@@ -8,6 +8,7 @@ Each subcommand lives in the module that owns its concept and registers itself t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.metadata
 import math
@@ -168,6 +169,7 @@ def run(
     """Parse `argv`, run the chosen handler and return its exit code. `own_error` (the
     program's error base, with an `exit_code`) and any unusable file become one stderr line."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _tolerate_narrow_stdout()
     command = argv[0] if argv and argv[0] in commands else None
     args = build_parser(prog, description, commands, command).parse_args(argv)
     try:
@@ -209,6 +211,16 @@ def _describe_os_error(exc: BaseException) -> str:
     if exc.filename is not None:
         return f"cannot use {exc.filename}: {reason[0].lower()}{reason[1:]}"
     return reason
+
+
+def _tolerate_narrow_stdout() -> None:
+    """On a stdout that cannot encode everything we print (LC_ALL=C without UTF-8, a
+    PYTHONIOENCODING=ascii pipe), print `?` for what it cannot show instead of ending in a
+    UnicodeEncodeError traceback halfway through the output (stderr already does so)."""
+    stream = sys.stdout
+    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # not a text stream
+            stream.reconfigure(errors="replace")
 
 
 def _silence_stdout() -> None:

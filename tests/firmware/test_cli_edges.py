@@ -7,6 +7,7 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import json
+import os
 import re
 import subprocess
 import sys
@@ -58,6 +59,21 @@ def test_both_commands_have_a_version(module: str) -> None:
     prog = "launcher" if module.startswith("firmware") else "unoattack"
     assert proc.returncode == 0 and proc.stderr == ""
     assert re.fullmatch(rf"{prog} \S+ \(Python 3\.\d+\.\d+\)\n", proc.stdout), proc.stdout
+
+
+def test_a_stdout_that_cannot_show_every_character_is_not_a_traceback() -> None:
+    # `launcher bench` prints "60 ± 10 ms"; on an ASCII-only stdout that ended in a
+    # UnicodeEncodeError halfway through the summary.
+    proc = subprocess.run(
+        [sys.executable, "-m", "firmware.cli", "bench", "--mock", "--presses", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "ascii"},
+    )
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+    assert "feed interval 60 ? 10 ms" in proc.stdout
 
 
 # -- no GPIO library: one line, no gpiozero warnings -----------------------------------------
