@@ -85,7 +85,7 @@ def check_port(port: str, allow: Mapping[str, str] | None = None) -> str:
     if port != port.strip():
         raise refuse("has spaces around it")
     if "\x00" in port or not port.isprintable():
-        raise refuse("holds a control character")
+        raise refuse("holds a control or undecodable character")
     word = port.lower()
     if word in allow:
         return word
