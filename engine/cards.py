@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import CardError, InputError
+from firmware import textfile
 
 COLORS: tuple[str, ...] = ("R", "Y", "G", "B")
 NUMBER_FACES: tuple[str, ...] = tuple(str(n) for n in range(10))
@@ -259,7 +260,7 @@ def load_deck(name_or_path: str | Path) -> Deck:
             f"unknown deck `{key}`: use {', '.join(PRESETS)} or the path of a .toml deck file"
         )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(textfile.read_text(path))  # UTF-8, a BOM allowed
     except OSError as exc:
         raise InputError(f"{path}: cannot read deck file: {exc.strerror}") from None
     except UnicodeDecodeError:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import errno
 import itertools
 import logging
 import os
@@ -35,7 +34,7 @@ from typing import Any
 import serial
 
 from engine.errors import UnoError
-from firmware import protocol
+from firmware import ports, protocol
 
 __all__ = ["BoxClient", "BoxError", "ClientStats", "Position"]
 
@@ -65,17 +64,21 @@ class BoxError(UnoError, RuntimeError):
     of the client's own:
 
     - `UNREACHABLE`: the port cannot be opened (missing, busy, no permission); `BAD_PORT`: a
-      regular file or a directory, or not a port name or URL pyserial knows;
+      name that can never be a serial port (`firmware.ports.check_port`: empty, a directory, a
+      regular file, /dev/null, an unknown URL scheme, ...), the user's mistake (exit code 2);
     - `TIMEOUT`: no answer in time; `BAD_REPLY`: the box answered with a frame that breaks the
       protocol; `CLOSED`: the client was closed; `STATE`: the host state file cannot be used.
     """
-
-    exit_code = 1
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+    @property
+    def exit_code(self) -> int:  # type: ignore[override]
+        """2 for a port name that is the user's mistake, 1 for anything else."""
+        return 2 if self.code == ports.PortError.code else 1
 
 
 @dataclass
@@ -194,7 +197,11 @@ class BoxClient:
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be above 0 seconds, got {timeout}")
-        self.port = port
+        try:
+            # A name that can never be a port is refused before the state file is touched.
+            self.port = ports.check_port(port)
+        except ports.PortError as exc:
+            raise BoxError(exc.code, str(exc)) from None
         self.timeout = timeout
         self.stats = ClientStats()
         self.position = Position(state_path)
@@ -227,28 +234,20 @@ class BoxClient:
     def connect(self) -> None:
         """Open the port, start the reader and wait for the box to answer `hello`.
 
-        Raises BoxError `UNREACHABLE` when the port cannot be opened, `BAD_PORT` when it is not
-        a serial port at all (a regular file, a directory, an unknown URL), each with one line
-        (`no serial port at X: ...`, `X is a regular file, not a serial port; ...`), and
-        `TIMEOUT` when nothing answers within `timeout`. Calling it again while connected does
-        nothing."""
+        Raises BoxError `UNREACHABLE` when the port cannot be opened (`no serial port at X: is
+        the box plugged in? ...`, busy, no permission), `BAD_PORT` when it turns out not to be a
+        serial port, each with one line, and `TIMEOUT` when nothing answers within `timeout`.
+        (A name that can never be a port is refused by the constructor, `BAD_PORT`.) Calling it
+        again while connected does nothing."""
         if self._closed:
             raise BoxError("CLOSED", "this client was closed; make a new one")
         if self._thread is None:
-            # Check the path first: pyserial's own errors repeat the port name and call a
-            # regular file an "Inappropriate ioctl for device".
-            from engine.watch import port_problem  # lazy: watch imports this module
-
-            problem = port_problem(self.port)
-            if problem is not None:
-                code, message = problem
-                raise BoxError("BAD_PORT" if code == 2 else "UNREACHABLE", message)
             try:
                 ser = _open_port(self.port)
-            except ValueError as exc:  # pyserial: unknown URL scheme or bad settings
+            except ValueError as exc:  # pyserial: bad URL settings (the scheme was checked)
                 raise BoxError("BAD_PORT", f"cannot use port {self.port!r}: {exc}") from None
             except (serial.SerialException, OSError) as exc:
-                raise BoxError("UNREACHABLE", _open_failure(self.port, exc)) from None
+                raise BoxError(*ports.open_failure(self.port, exc)) from None
             self._attach(ser)
             self._thread = threading.Thread(
                 target=self._run, name=f"box-reader {self.port}", daemon=True
@@ -293,11 +292,15 @@ class BoxClient:
         """Send command `op` with `args`, resending with the same id until the box replies.
 
         Returns the reply's result fields (without v, type, id, ok). Raises BoxError with the
-        box's error code when it answers `ok: false`, or `TIMEOUT` after `timeout` seconds."""
+        box's error code when it answers `ok: false`, `BAD_ARG` for a command too big for one
+        frame (a 600-digit count), or `TIMEOUT` after `timeout` seconds."""
+        cmd_id = f"{self._id_prefix}-{next(self._ids)}"
+        try:
+            line = protocol.encode(protocol.cmd(cmd_id, op, **args))
+        except ValueError as exc:  # the box would answer LINE_TOO_LONG with no id, for ever
+            raise BoxError("BAD_ARG", f"{op} does not fit in one frame ({exc})") from None
         if self._thread is None:
             self.connect()
-        cmd_id = f"{self._id_prefix}-{next(self._ids)}"
-        line = protocol.encode(protocol.cmd(cmd_id, op, **args))
         pending = _Pending()
         with self._cond:
             self._pending[cmd_id] = pending
@@ -444,7 +447,7 @@ class BoxClient:
                 try:
                     ser = _open_port(self.port)
                 except Exception as exc:  # SerialException, OSError, termios.error (pty gone)
-                    log.debug("reopen %s failed: %s", self.port, _why(exc))
+                    log.debug("reopen %s failed: %s", self.port, ports.reason(exc))
                     self._stop.wait(reopen_wait)
                     reopen_wait = min(reopen_wait * 2, REOPEN_MAX_S)
                     continue
@@ -457,7 +460,7 @@ class BoxClient:
                 self._maybe_hello()
                 data = ser.read(max(1, ser.in_waiting))
             except Exception as exc:  # the port vanished under us, whatever the backend says
-                log.info("lost %s: %s", self.port, _why(exc))
+                log.info("lost %s: %s", self.port, ports.reason(exc))
                 self._detach()
                 continue
             try:
@@ -492,7 +495,7 @@ class BoxClient:
             try:
                 ser.write(line)
             except (serial.SerialException, OSError) as exc:
-                log.debug("write to %s failed: %s", self.port, _why(exc))
+                log.debug("write to %s failed: %s", self.port, ports.reason(exc))
                 return False
         return True
 
@@ -645,28 +648,3 @@ class BoxClient:
         if pending.reply is None:
             pending.reply = reply
             pending.done.set()
-
-
-def _why(exc: BaseException) -> str:
-    """A short reason for a port error, without pyserial's repetition of the port name."""
-    if isinstance(exc, OSError):
-        if isinstance(exc.errno, int) and exc.errno > 0:
-            # pyserial's SerialException keeps the errno but its strerror is a whole sentence
-            # ("could not open port X: [Errno 2] No such file ...: 'X'").
-            return os.strerror(exc.errno)
-        if exc.strerror:
-            return exc.strerror
-    return str(exc) or type(exc).__name__
-
-
-def _open_failure(port: str, exc: BaseException) -> str:
-    """One line saying why `port` could not be opened."""
-    number = exc.errno if isinstance(exc, OSError) else None
-    if number == errno.ENOENT:
-        return f"no serial port at {port}: is the box plugged in?"
-    if number in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY):
-        # The client opens ports exclusively: a referee or `watch` already holds this one.
-        return f"{port} is in use by another program (a referee or `unoattack watch`?)"
-    if number == errno.ENOTTY:
-        return f"{port} is not a serial port"
-    return f"cannot open {port}: {_why(exc)}"

@@ -22,6 +22,7 @@ from engine.errors import CardError, InputError, RuleError
 from engine.game import Action, Round
 from engine.launchers import ScriptedLauncher
 from engine.rules import PRESET_NAMES, rules_for
+from firmware import textfile
 
 TOP_KEYS = ("deck", "rules", "players", "dealer", "seed", "options", "start", "actions")
 START_KEYS = ("hands", "top", "color", "turn", "direction", "launcher", "pile")
@@ -247,7 +248,7 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file (InputError, one line, for anything malformed)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = textfile.read_text(path)  # UTF-8, a BOM allowed
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -18,51 +18,12 @@ import stat
 import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, TextIO
 
 from engine.errors import InputError
+from firmware.commandline import seconds, whole_number
 
-__all__ = ["describe", "port_problem", "register", "run_watch", "stop_when_reader_goes"]
-
-PORT_FORMS = (
-    "a serial device such as /dev/ttyACM0, a pty path, or a pyserial URL (socket://, rfc2217://)"
-)
-
-
-def _serial_ports() -> str:
-    """The serial ports this machine has, for a message (pyserial's list; best effort)."""
-    try:
-        from serial.tools import list_ports
-
-        names = sorted(p.device for p in list_ports.comports())
-    except Exception:  # only decorates an error message
-        names = []
-    return ", ".join(names) if names else "none found"
-
-
-def port_problem(port: str) -> tuple[int, str] | None:
-    """Why `port` cannot be a box's serial port, found before opening it, as (exit code,
-    one-line message); None when it may be one. A regular file or a directory is the user's
-    mistake (exit 2); a device path that does not exist is most often an unplugged box (exit 1,
-    reported as `UNREACHABLE` like the client's own failure to open it).
-    """
-    if "://" in port:
-        return None  # a URL: pyserial checks it when the client opens it
-    path = Path(port)
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return 1, (
-            f"no serial port at {port}: is the box plugged in? serial ports here: {_serial_ports()}"
-        )
-    except OSError as exc:
-        return 1, f"cannot use {port}: {exc.strerror or exc}"
-    if stat.S_ISDIR(mode):
-        return 2, f"{port} is a directory, not a serial port; give {PORT_FORMS}"
-    if stat.S_ISREG(mode):
-        return 2, f"{port} is a regular file, not a serial port; give {PORT_FORMS}"
-    return None
+__all__ = ["describe", "register", "run_watch", "stop_when_reader_goes"]
 
 
 @contextlib.contextmanager
@@ -115,22 +76,6 @@ def silence(stream: TextIO) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())
         os.close(devnull)
-
-
-def _whole(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-
-
-def _seconds(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected seconds (e.g. 5 or 0.5), got {text!r}"
-        ) from None
 
 
 def _ms(value: Any) -> str:
@@ -195,40 +140,32 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--port", required=True, help="the box's serial port (or a pyserial URL)")
     p.add_argument("--json", action="store_true", help="print each event as a JSON line")
-    p.add_argument("--count", type=_whole, default=0, help="stop after this many events (0: never)")
+    p.add_argument(
+        "--count", type=whole_number, default=0, help="stop after this many events (0: never)"
+    )
     p.add_argument(
         "--replay",
         action="store_true",
         help="first print every event the box still keeps in its journal, then live ones",
     )
-    p.add_argument("--timeout", type=_seconds, default=5.0, help="seconds to wait for the box (5)")
+    p.add_argument("--timeout", type=seconds, default=5.0, help="seconds to wait for the box (5)")
     p.set_defaults(func=run_watch)
 
 
 def run_watch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """`unoattack watch`: connect, then print events until Ctrl-C or `--count` events."""
-    from engine.client import BoxError
-
     if args.count < 0:
         raise InputError(f"--count {args.count}: 0 (for ever) or more")
-    if not 0 < args.timeout < float("inf"):
-        raise InputError(f"--timeout {args.timeout:g}: above 0 seconds")
-    problem = port_problem(args.port)
-    if problem is not None:
-        code, message = problem
-        raise InputError(message) if code == 2 else BoxError("UNREACHABLE", message)
     out = out or sys.stdout
     try:
-        with stop_when_reader_goes(out):
+        with stop_when_reader_goes(out) as reader_gone:
             _watch(args, out)
     except KeyboardInterrupt:
-        pass  # Ctrl-C (or the reader of our pipe leaving) is how watching ends
-    except BoxError as exc:
-        if exc.code == "BAD_PORT":  # not a port name pyserial knows: the user's mistake
-            raise InputError(str(exc)) from None
-        raise
+        if not reader_gone.is_set():
+            raise  # Ctrl-C: exit 130, as every command
+        # the reader of our pipe left (`watch | head -1`): as quiet as a finished watch
     except BrokenPipeError:
-        # The reader left while we were writing: as quiet as Ctrl-C.
+        # The reader left while we were writing.
         silence(out)
     return 0
 

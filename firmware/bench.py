@@ -18,22 +18,23 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import os
 import sys
 import threading
 import time
-import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from firmware.cli import whole_number
+from firmware.commandline import whole_number, whole_number_from
 from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
+from firmware.jam import MAX_SEED
 
 MODES = ("fire", "dispense")
 DEFAULT_PRESSES = 20
@@ -319,6 +320,7 @@ def summarise(
         "pins": "mock" if mock else "gpio",
         "ejector": config.ejector.kind,
         "mode": mode,
+        "seed": config.jam.seed,  # 0: the jam model was seeded afresh (not repeatable)
         "presses": len(records),
         "bursts": len(bursts),
         "planned": sum(r.planned for r in records),
@@ -359,7 +361,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [
         f"bench: {summary['presses']} presses ({summary['mode']} mode), {summary['cards']} cards "
         f"of {summary['planned']} planned in {summary['elapsed_s']:.1f} s; "
-        f"{summary['ejector']} ejector on {summary['pins']} pins",
+        f"{summary['ejector']} ejector on {summary['pins']} pins, "
+        f"seed {summary.get('seed') or 'fresh'}",
     ]
     if summary["stopped"]:
         lines.append(f"stopped early: {summary['stopped']}")
@@ -424,6 +427,19 @@ def write_csv(path: str | Path, records: Sequence[PressRecord]) -> None:
                     previous = t
     except OSError as exc:
         raise LauncherError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _is_ours_to_overwrite(path: Path) -> bool:
+    """True unless ``path`` is a non-empty file whose first line is not our CSV header."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.readline(4096)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # not readable: writing it will say why
+    header = ",".join(CSV_COLUMNS).encode()
+    return not head.strip() or head.rstrip(b"\r\n").removeprefix(b"\xef\xbb\xbf") == header
 
 
 def _cell(value: Any) -> Any:
@@ -697,6 +713,12 @@ def _bench(args: argparse.Namespace) -> int:
         # Find out now, not after a long run, that the results cannot be written.
         if target and Path(target).is_dir():
             raise UsageError(f"{option} {target}: is a directory; give a file name")
+        if option == "--csv" and target and not _is_ours_to_overwrite(Path(target)):
+            # A typo must not overwrite a config or a recording (as `send --state` refuses).
+            raise UsageError(
+                f"--csv {target}: exists and is not a bench CSV; give a new file name or one "
+                "an earlier bench run wrote"
+            )
         folder = Path(target).parent if target else None
         if folder is not None and not (folder.is_dir() and os.access(folder, os.W_OK)):
             raise UsageError(
@@ -704,6 +726,13 @@ def _bench(args: argparse.Namespace) -> int:
             )
     path = str(args.config or config_mod.default_path())
     cfg = config_mod.load(path)  # ConfigError: one line, exit 78
+    if args.seed is not None:
+        # The same seed makes the same run: the jam model's plan and the mock plant's jitter.
+        cfg = dataclasses.replace(
+            cfg,
+            jam=dataclasses.replace(cfg.jam, seed=args.seed),
+            plant=dataclasses.replace(cfg.plant, seed=args.seed),
+        )
     if args.burst is not None and not 1 <= args.burst <= cfg.limits.max_burst:
         raise UsageError(
             f"--burst must be between 1 and [limits] max_burst = {cfg.limits.max_burst}, "
@@ -720,10 +749,7 @@ def _bench(args: argparse.Namespace) -> int:
                 "or bench the simulated box with --mock"
             ) from None
     try:
-        with warnings.catch_warnings():
-            # gpiozero warns once per library it tries; the one-line error below says enough.
-            warnings.simplefilter("ignore")
-            factory = make_factory(mock=mock)
+        factory = make_factory(mock=mock)
         plant = None
         if mock:
             from firmware.plant import Plant
@@ -800,7 +826,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="K",
         help=f"cards per dispense in --mode dispense (default {DEFAULT_BURST})",
     )
-    parser.add_argument("--csv", metavar="FILE", help="write press and card rows to this CSV")
+    parser.add_argument(
+        "--seed",
+        type=whole_number_from(0, MAX_SEED),
+        metavar="S",
+        help="seed of the jam model (and of the mock plant): the same seed repeats the run's "
+        "presses; default the config's [jam] seed (0: fresh each run)",
+    )
+    parser.add_argument(
+        "--csv",
+        metavar="FILE",
+        help="write press and card rows to this CSV (a new file, or one a bench run wrote)",
+    )
     parser.add_argument("--plot", metavar="FILE.png", help="write timing histograms to a PNG")
     parser.add_argument("--json", action="store_true", help="print summary and rows as JSON")
     parser.set_defaults(func=_bench)

@@ -8,13 +8,18 @@ Each subcommand lives in the module that owns its concept and registers itself t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import importlib.metadata
+import math
 import os
+import platform
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
+DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattack` come in
 
 
 def whole_number(text: str) -> int:
@@ -25,16 +30,109 @@ def whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error and exit code 2 (no usage dump on stderr)."""
+def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
+    """argparse type for a whole number from `lo` to `hi`, its range named in the error."""
 
-    commands: Sequence[str] = ()
+    def parse(text: str) -> int:
+        value = whole_number(text)
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number from {lo} to {hi}, got {value}"
+            )
+        return value
+
+    return parse
+
+
+def seconds(text: str) -> float:
+    """argparse type for a wait: a number of seconds above 0 and finite (`5`, `0.5`)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected seconds above 0 (like 5 or 0.5), got {text!r}")
+    return value
+
+
+_REQUIRED = "the following arguments are required: "
+_UNRECOGNIZED = "unrecognized arguments: "
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit code 2 (no usage dump on stderr) that names an
+    unknown option as such and lists the subcommands a missing one may be."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        # Remembered for error(): argparse reports a missing subcommand before it looks at
+        # an unknown option, so `launcher --bogus` would read "give a command".
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        if message.endswith("required: COMMAND"):
-            # argparse names the missing slot but not what may fill it.
-            message = f"give a command: {', '.join(self.commands)} (or --help)"
+        unknown: str | None = None
+        if message.startswith(_UNRECOGNIZED):
+            unknown = message[len(_UNRECOGNIZED) :].split(" ", 1)[0]
+        elif message.startswith(_REQUIRED):
+            unknown = self._unknown_option()
+        if unknown is not None:
+            what = "unknown option" if unknown.startswith("-") else "unexpected argument"
+            message = f"{what} {unknown!r}; see {self._help_for(unknown)} --help"
+        elif message.startswith(_REQUIRED):
+            sub = self._subcommands()
+            if sub is not None and message.endswith(str(sub.metavar)):
+                # argparse names the missing slot but not what may fill it.
+                word = "a command" if sub.metavar == "COMMAND" else "an action"
+                message = f"give {word}: {', '.join(sub.choices)} (or --help)"
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def _subcommands(self) -> argparse._SubParsersAction | None:
+        return next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+    def _unknown_option(self) -> str | None:
+        """The first of the arguments given to this parser that looks like an option it does
+        not have (a negative number is a value, `--` ends the options)."""
+        for arg in getattr(self, "_given", []):
+            if arg == "--":
+                return None
+            if not arg.startswith("-") or arg == "-" or self._negative_number_matcher.match(arg):
+                continue
+            name = arg.split("=", 1)[0]
+            known = self._option_string_actions
+            abbreviated = name.startswith("--") and any(o.startswith(name) for o in known)
+            if name not in known and not abbreviated:
+                return arg
+        return None
+
+    def _help_for(self, arg: str) -> str:
+        """The subcommand `arg` came after (`launcher config check`), else this parser's prog."""
+        parser: argparse.ArgumentParser = self
+        given = getattr(self, "_given", [])
+        for token in given[: given.index(arg)] if arg in given else []:
+            sub = parser._subcommands() if isinstance(parser, _Parser) else None
+            if sub is not None and token in sub.choices:
+                parser = sub.choices[token]
+        return parser.prog
+
+
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked (`launcher run` starts without the lookup)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(version_text(parser.prog))
+        parser.exit(0)
+
+
+def version_text(prog: str) -> str:
+    """`launcher 0.1.0 (Python 3.11.2)`: both programs ship in one distribution."""
+    try:
+        version = importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
+        version = "(not installed)"
+    return f"{prog} {version} (Python {platform.python_version()})"
 
 
 def build_parser(
@@ -46,7 +144,7 @@ def build_parser(
     not pay for importing the bench, the plotter and the client (time to READY is imports).
     """
     parser = _Parser(prog=prog, description=description)
-    parser.commands = list(commands)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     names = [commands[command]] if command in commands else list(commands.values())
@@ -71,6 +169,7 @@ def run(
     """Parse `argv`, run the chosen handler and return its exit code. `own_error` (the
     program's error base, with an `exit_code`) and any unusable file become one stderr line."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _tolerate_narrow_stdout()
     command = argv[0] if argv and argv[0] in commands else None
     args = build_parser(prog, description, commands, command).parse_args(argv)
     try:
@@ -112,6 +211,16 @@ def _describe_os_error(exc: BaseException) -> str:
     if exc.filename is not None:
         return f"cannot use {exc.filename}: {reason[0].lower()}{reason[1:]}"
     return reason
+
+
+def _tolerate_narrow_stdout() -> None:
+    """On a stdout that cannot encode everything we print (LC_ALL=C without UTF-8, a
+    PYTHONIOENCODING=ascii pipe), print `?` for what it cannot show instead of ending in a
+    UnicodeEncodeError traceback halfway through the output (stderr already does so)."""
+    stream = sys.stdout
+    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # not a text stream
+            stream.reconfigure(errors="replace")
 
 
 def _silence_stdout() -> None:

@@ -25,8 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from firmware import textfile
 from firmware.errors import ConfigError
-from firmware.jam import JamParams, from_mapping
+from firmware.jam import (
+    MAX_BURST_LIMIT,
+    MAX_SEED,
+    JamParams,
+    check_limit,
+    fold_weights,
+    from_mapping,
+)
 
 # BCM numbers a part may use on the 40-pin header: GPIO 0 and 1 carry the HAT ID EEPROM bus.
 PIN_MIN = 2
@@ -346,7 +354,7 @@ def _read(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(textfile.decode(data))
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a text file: TOML must be UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
@@ -397,8 +405,16 @@ def _read_jam(sec: _Section, limits: LimitsConfig) -> JamParams:
             mapping[key] = value
     sec.check_unknown()
     mapping["max_burst"] = limits.max_burst
+    weights = mapping.get("burst_weights", JamParams.burst_weights)
+    unused = "burst_weights" not in mapping or mapping.get("mode", JamParams.mode) != "hazard"
+    if unused and isinstance(weights, list | tuple):
+        # Weights the file does not use (the defaults, or another mode's): folded at the limit,
+        # the same distribution the cap gives, so a later switch to hazard fits the box. Weights
+        # a hazard-mode file lists past its limit are a mistake check_limit names.
+        mapping["burst_weights"] = fold_weights(weights, limits.max_burst)
     try:
         params = from_mapping(mapping)
+        check_limit(params, limits.max_burst)
     except (ValueError, TypeError) as exc:
         # The jam model owns its ranges; name the key it complained about when we can find it.
         text = str(exc)
@@ -413,6 +429,41 @@ def _read_jam(sec: _Section, limits: LimitsConfig) -> JamParams:
             raise sec.fail(key, value, detail.strip() or "out of range") from None
         raise ConfigError(f"{sec.path}: [jam]: {text}") from None
     return params
+
+
+def _read_limits(sec: _Section) -> LimitsConfig:
+    """`[limits]`, every key checked (the one reader of the safety limits)."""
+    limits = LimitsConfig(
+        ejector_max_on_ms=sec.getint(
+            "ejector_max_on_ms", LimitsConfig.ejector_max_on_ms, lo=100, hi=120000
+        ),
+        flywheel_max_on_ms=sec.getint(
+            "flywheel_max_on_ms", LimitsConfig.flywheel_max_on_ms, lo=100, hi=600000
+        ),
+        solenoid_max_on_ms=sec.getint(
+            "solenoid_max_on_ms", LimitsConfig.solenoid_max_on_ms, lo=1, hi=1000
+        ),
+        solenoid_duty_max=sec.getfloat(
+            "solenoid_duty_max", LimitsConfig.solenoid_duty_max, lo=0, hi=1, above=True
+        ),
+        solenoid_duty_window_ms=sec.getint(
+            "solenoid_duty_window_ms", LimitsConfig.solenoid_duty_window_ms, lo=100, hi=600000
+        ),
+        unjam_retries=sec.getint("unjam_retries", LimitsConfig.unjam_retries, lo=0, hi=10),
+        max_burst=sec.getint("max_burst", LimitsConfig.max_burst, lo=1, hi=MAX_BURST_LIMIT),
+        press_queue=sec.getint("press_queue", LimitsConfig.press_queue, lo=1, hi=256),
+    )
+    sec.check_unknown()
+    return limits
+
+
+def read_limits(path: str | Path) -> LimitsConfig:
+    """Only the ``[limits]`` of a config file, checked as `load` checks them (ConfigError), for
+    a tool that must know them before the rest of the file is right (`model fit
+    --write-config` replaces the [jam] values the file's limits must allow)."""
+    path = Path(path)
+    s = _sections(str(path), _read(path))
+    return _read_limits(s["limits"])
 
 
 def load(path: str | Path) -> Config:
@@ -465,27 +516,7 @@ def load(path: str | Path) -> Config:
     sec.check_unknown()
 
     sec = s["limits"]
-    limits = LimitsConfig(
-        ejector_max_on_ms=sec.getint(
-            "ejector_max_on_ms", LimitsConfig.ejector_max_on_ms, lo=100, hi=120000
-        ),
-        flywheel_max_on_ms=sec.getint(
-            "flywheel_max_on_ms", LimitsConfig.flywheel_max_on_ms, lo=100, hi=600000
-        ),
-        solenoid_max_on_ms=sec.getint(
-            "solenoid_max_on_ms", LimitsConfig.solenoid_max_on_ms, lo=1, hi=1000
-        ),
-        solenoid_duty_max=sec.getfloat(
-            "solenoid_duty_max", LimitsConfig.solenoid_duty_max, lo=0, hi=1, above=True
-        ),
-        solenoid_duty_window_ms=sec.getint(
-            "solenoid_duty_window_ms", LimitsConfig.solenoid_duty_window_ms, lo=100, hi=600000
-        ),
-        unjam_retries=sec.getint("unjam_retries", LimitsConfig.unjam_retries, lo=0, hi=10),
-        max_burst=sec.getint("max_burst", LimitsConfig.max_burst, lo=1, hi=50),
-        press_queue=sec.getint("press_queue", LimitsConfig.press_queue, lo=1, hi=256),
-    )
-    sec.check_unknown()
+    limits = _read_limits(sec)
     limits_sec = sec
 
     jam = _read_jam(s["jam"], limits)
@@ -538,7 +569,7 @@ def load(path: str | Path) -> Config:
             "beam_ms", PlantConfig.beam_ms, lo=1, hi=max(1, feed_interval - jitter - 1)
         ),
         spinup_ms=sec.getint("spinup_ms", PlantConfig.spinup_ms, lo=0, hi=10000),
-        seed=sec.getint("seed", PlantConfig.seed, lo=0, hi=2**63 - 1),
+        seed=sec.getint("seed", PlantConfig.seed, lo=0, hi=MAX_SEED),
     )
     sec.check_unknown()
 

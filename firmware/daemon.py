@@ -33,7 +33,7 @@ from typing import Any
 from firmware import protocol
 from firmware.devices import Devices, MotorEjector, SolenoidEjector
 from firmware.errors import CommandError, LauncherError, UsageError
-from firmware.jam import JamModel, from_mapping
+from firmware.jam import JamModel, check_limit, from_mapping
 from firmware.loop import Event, Loop
 from firmware.machine import BUSY_STATES, LATCHED_STATES, LauncherModel, build_machine
 
@@ -1120,12 +1120,10 @@ class Daemon:
             new = from_mapping(params, defaults=self.jam.params)
         except ValueError as exc:
             raise CommandError("BAD_ARG", str(exc)) from None
-        limit = self.config.limits.max_burst
-        if new.max_burst > limit:
-            # Safety limits come from the config file only.
-            raise CommandError(
-                "BAD_ARG", f"jam.max_burst must be at most [limits] max_burst = {limit}"
-            )
+        try:
+            check_limit(new, self.config.limits.max_burst)  # limits come from the config only
+        except ValueError as exc:
+            raise CommandError("BAD_ARG", str(exc)) from None
         self.jam.set_params(new)
         return {"params": new.to_dict()}
 
@@ -1299,13 +1297,15 @@ def _run(args: argparse.Namespace) -> int:
     mock = bool(args.mock or mock_requested())
     if args.plant_state and not mock:
         raise UsageError("--plant-state needs --mock (the plant only exists on mock pins)")
-    port = args.port
+    from firmware.ports import BOX_WORDS, check_port
+
+    # Before anything starts: a bad --port is the only line printed (PortError, exit 2).
+    port = check_port(args.port, BOX_WORDS)
     if port != "none":
         try:
-            from firmware.link import Link, check_port
+            from firmware.link import Link
         except ModuleNotFoundError as exc:
             raise UsageError(f"the serial link is not available ({exc}); use --port none") from None
-        check_port(port)  # before anything starts: a bad --port is the only line printed
     if args.plant_state:
         from firmware.plant import check_state_path
 

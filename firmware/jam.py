@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MODES = ("hazard", "pattern", "fixed")
-# Generous bounds that still keep describe() and fit() small and exact.
+# Generous bounds that still keep describe() and fit() small and exact. MAX_BURST_LIMIT is
+# also the most `[limits] max_burst` may say: no box fires more cards per press.
 MAX_DRY_LIMIT = 100
-MAX_BURST_LIMIT = 100
+MAX_BURST_LIMIT = 50
+MAX_SEED = 2**63 - 1  # the largest TOML integer: every seed can be written into a config
 MAX_BONUS = 10.0
 
 
@@ -89,7 +91,7 @@ class JamParams:
                 f"got {list(self.pattern)!r}"
             )
         _check_int("count", self.count, 1, self.max_burst)
-        _check_int("seed", self.seed, 0, 2**63 - 1)
+        _check_int("seed", self.seed, 0, MAX_SEED)
 
     def to_dict(self) -> dict[str, Any]:
         """The parameters as a JSON-able mapping (lists for the tuples)."""
@@ -114,6 +116,29 @@ def _check_int(key: str, value: object, lo: int, hi: int) -> None:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(JamParams)}
+
+
+def check_limit(params: JamParams, max_burst: int) -> None:
+    """Raise ``ValueError`` naming ``jam.KEY`` when ``params`` describe bursts beyond the box's
+    ``[limits] max_burst``: the one rule for a config file, ``model.set`` and ``model fit``.
+    (Weights past the limit would only pile onto ``max_burst`` cards without a word.)"""
+    if params.max_burst > max_burst:
+        raise ValueError(f"jam.max_burst must be at most [limits] max_burst = {max_burst}")
+    if len(params.burst_weights) > max_burst:
+        raise ValueError(
+            f"jam.burst_weights has {len(params.burst_weights)} weights (bursts of 1 to "
+            f"{len(params.burst_weights)} cards) but [limits] max_burst = {max_burst}: give at "
+            f"most {max_burst}"
+        )
+
+
+def fold_weights(weights: Sequence[float], max_burst: int) -> tuple[float, ...]:
+    """``weights`` with every burst size above ``max_burst`` added onto ``max_burst`` itself:
+    the same distribution the model's cap gives, in at most ``max_burst`` weights."""
+    weights = tuple(weights)
+    if len(weights) <= max_burst:
+        return weights
+    return (*weights[: max_burst - 1], sum(weights[max_burst - 1 :]))
 
 
 def from_mapping(mapping: Mapping[str, object], *, defaults: JamParams | None = None) -> JamParams:

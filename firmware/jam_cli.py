@@ -19,10 +19,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from firmware.cli import whole_number
+from firmware import textfile
+from firmware.commandline import whole_number, whole_number_from
 from firmware.errors import ConfigError, UsageError
 from firmware.jam import (
-    MAX_BURST_LIMIT,
+    MAX_SEED,
     JamParams,
     describe,
     fit,
@@ -132,8 +133,6 @@ def sample_report(params: JamParams, presses: int, seed: int) -> dict[str, Any]:
 def _sample(args: argparse.Namespace) -> int:
     if not 1 <= args.presses <= MAX_PRESSES:
         raise UsageError(f"--presses must be between 1 and {MAX_PRESSES}, got {args.presses}")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be a whole number >= 0, got {args.seed}")
     params, _ = load_params(args.config)
     report = sample_report(params, args.presses, args.seed)
     if args.json:
@@ -173,7 +172,7 @@ def read_counts(path: str, *, max_burst: int = 12) -> list[int]:
     separated by newlines, commas or spaces; ``#`` starts a comment.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = textfile.read_text(path)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -357,22 +356,47 @@ def rewrite_jam(text: str, values: dict[str, str]) -> str:
     return "".join(out)
 
 
-def write_config(path: str, params: JamParams) -> None:
-    """Write the fitted values into the config at ``path``, atomically, after checking the
-    result loads. ``UsageError`` if the file cannot be read; ``ConfigError`` if it is broken."""
+def read_target(path: str) -> tuple[str, int, bool]:
+    """The config ``--write-config`` will update: (its text, its ``[limits] max_burst``, whether
+    it exists yet). A file that does not exist starts as a copy of the default config.
+    ``UsageError`` for a path that cannot be one, ``ConfigError`` if the file is broken."""
+    from firmware.config import read_limits
+
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"--write-config {path}: is a directory; give the config file to update")
+    exists = target.exists()
+    if not exists and not target.parent.is_dir():
+        raise UsageError(f"--write-config {path}: folder {target.parent} does not exist")
+    source = target if exists else default_config_path()
     try:
-        text = target.read_bytes().decode("utf-8")
+        text = textfile.read_text(source)
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a text file (TOML must be UTF-8); not rewritten") from None
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); not rewritten") from None
+    try:
+        # Only the limits now: the [jam] values they must allow are what the fit replaces;
+        # the whole file is checked once they are written (write_config).
+        limit = read_limits(source).max_burst
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; not rewritten") from None
+    return text, limit, exists
+
+
+def write_config(path: str, params: JamParams, text: str | None = None) -> None:
+    """Write the fitted values into the config at ``path`` (whose current ``text`` is given, or
+    read with ``read_target``), atomically, after checking the result loads. ``ConfigError`` if
+    it would not (for instance burst weights beyond its ``[limits] max_burst``)."""
+    from firmware.config import load
+
+    if text is None:
+        text = read_target(path)[0]
+    target = Path(path)
     new_text = rewrite_jam(text, jam_values(params))
     fd, tmp = tempfile.mkstemp(prefix=".launcher-", suffix=".toml", dir=target.parent)
     try:
@@ -381,17 +405,14 @@ def write_config(path: str, params: JamParams) -> None:
         written = tomllib.loads(new_text).get("jam", {})
         from_mapping({k: written[k] for k in FIT_KEYS})  # what we wrote reads back as valid
         try:
-            from firmware.config import load
-        except ImportError:  # pragma: no cover - config.py ships with this package
-            load = None
-        if load is not None:
-            try:
-                load(tmp)
-            except ConfigError as exc:
-                # Name the user's file, not our temporary copy of it.
-                raise ConfigError(f"{str(exc).replace(tmp, path)}; not rewritten") from None
+            load(tmp)
+        except ConfigError as exc:
+            # Name the user's file, not our temporary copy of it.
+            raise ConfigError(f"{str(exc).replace(tmp, path)}; not rewritten") from None
         if target.exists():
             os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a new config from the daemon
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -399,17 +420,26 @@ def write_config(path: str, params: JamParams) -> None:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    if not 1 <= args.max_burst <= MAX_BURST_LIMIT:
-        raise UsageError(
-            f"--max-burst must be between 1 and {MAX_BURST_LIMIT}, got {args.max_burst}"
-        )
-    counts = read_counts(args.file, max_burst=args.max_burst)
+    # The most cards a press may fire is the config's: the one the fit goes into, else the
+    # default one. A bigger --max-burst would write weights that box can never fire.
+    if args.write_config:
+        text, limit, existed = read_target(args.write_config)
+        where = f"[limits] max_burst = {limit} of {args.write_config}"
+    else:
+        text, existed = None, False
+        limit = load_params(None)[1]
+        where = f"[limits] max_burst = {limit} of the default config; for a box with another "
+        where += "limit give --write-config ITS_CONFIG"
+    max_burst = limit if args.max_burst is None else args.max_burst
+    if not 1 <= max_burst <= limit:
+        raise UsageError(f"--max-burst must be from 1 to {where}, got {max_burst}")
+    counts = read_counts(args.file, max_burst=max_burst)
     try:
-        result = fit(counts, max_burst=args.max_burst)
+        result = fit(counts, max_burst=max_burst)
     except ValueError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     if args.write_config:
-        write_config(args.write_config, result.params)
+        write_config(args.write_config, result.params, text)
     if args.json:
         out = result.to_dict()
         out["source"] = args.file
@@ -418,7 +448,8 @@ def _fit(args: argparse.Namespace) -> int:
     else:
         print(format_fit(result, args.file))
         if args.write_config:
-            print(f"wrote the fitted [jam] values into {args.write_config}")
+            fresh = "" if existed else " (a new file, from the default config)"
+            print(f"wrote the fitted [jam] values into {args.write_config}{fresh}")
     return 0
 
 
@@ -457,7 +488,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     smp.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
     smp.add_argument("--presses", type=whole_number, required=True, metavar="N")
-    smp.add_argument("--seed", type=whole_number, required=True, metavar="S")
+    smp.add_argument("--seed", type=whole_number_from(0, MAX_SEED), required=True, metavar="S")
     smp.add_argument("--json", action="store_true", help="print counts and statistics as JSON")
     smp.set_defaults(func=_sample)
 
@@ -473,9 +504,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fitp.add_argument(
         "--write-config",
         metavar="FILE",
-        help="write the fitted values into this config's [jam] section, keeping the rest",
+        help="write the fitted values into this config's [jam] section, keeping the rest (a "
+        "file that does not exist yet starts as a copy of the default config)",
     )
     fitp.add_argument(
-        "--max-burst", type=whole_number, default=12, metavar="N", help="most cards per press"
+        "--max-burst",
+        type=whole_number,
+        metavar="N",
+        help="most cards per press (default and most: [limits] max_burst of the config written, "
+        "or of the default config)",
     )
     fitp.set_defaults(func=_fit)

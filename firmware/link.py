@@ -24,7 +24,6 @@ import fcntl
 import logging
 import os
 import select
-import stat
 import threading
 import time
 import tty
@@ -33,7 +32,7 @@ from typing import Any, Protocol
 
 import serial
 
-from firmware import protocol
+from firmware import ports, protocol
 from firmware.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -45,33 +44,6 @@ REOPEN_FIRST = 0.1
 REOPEN_MAX = 5.0
 # the counters a status reply carries (all of them would not fit in one frame with the rest)
 STATUS_COUNTERS = ("frames_in", "frames_out", "bad_crc", "dropped", "resent", "dup_cmds")
-
-
-def check_port(port: str) -> None:
-    """Raise UsageError (one line) for a port that can never work: an unknown URL scheme, a
-    directory, or an existing file that is not a character device. A path that does not exist
-    passes: an unplugged USB adapter appears later, and the link waits for it with back-off."""
-    allowed = "a serial device path, a pyserial URL (loop://, socket://HOST:PORT), pty or none"
-    if port in ("pty", "none"):
-        return
-    if "://" in port:
-        try:
-            serial.serial_for_url(port, do_not_open=True)
-        except ValueError as exc:
-            raise UsageError(f"port {port!r}: {exc}; use {allowed}") from None
-        return
-    try:
-        mode = os.stat(port).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise UsageError(f"port {port}: {exc.strerror or exc}; use {allowed}") from None
-    if stat.S_ISDIR(mode):
-        raise UsageError(f"port {port} is a directory, not a serial device; use {allowed}")
-    if not stat.S_ISCHR(mode):
-        raise UsageError(
-            f"port {port} is not a serial device (not a character device); use {allowed}"
-        )
 
 
 class _Port(Protocol):
@@ -238,17 +210,18 @@ class Link:
 
     def start(self) -> None:
         """Open the port (or create the pty), subscribe to the daemon and start the threads.
-        A port name that can never work (unknown URL scheme) raises UsageError; a port that is
+        A port name that can never work raises UsageError (`ports.PortError`); a port that is
         merely absent is retried in the background."""
         if self._started:
             return
+        self.port = ports.check_port(self.port, ports.BOX_WORDS)  # a keyword comes back lower case
         self._started = True
         if self.port == "pty":
             self._pty = _PtyPort(write_timeout=self._write_timeout)
             self.port_path = self._pty.path
             self._port = self._pty
         else:
-            check_port(self.port)
+            self.port_path = self.port
             try:
                 self._port = self._open()
             except ValueError as exc:
@@ -320,7 +293,11 @@ class Link:
                 with self._lock:
                     self._counters["open_failures"] += 1
                 if tries == 1:  # once per outage, not once per try
-                    log.warning("port %s unavailable (%s); retrying with back-off", self.port, exc)
+                    log.warning(
+                        "port %s unavailable (%s); retrying with back-off",
+                        self.port,
+                        ports.reason(exc),
+                    )
                 self._stop.wait(delay)
                 delay = min(delay * 2, REOPEN_MAX)
                 continue

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
 from firmware.errors import LauncherError
 
 LOCK_NAME = "launcher-pins.lock"
+
+log = logging.getLogger(__name__)
 
 
 def mock_requested(env: dict[str, str] | None = None) -> bool:
@@ -38,15 +42,30 @@ def make_factory(*, mock: bool) -> Any:
 
         return MockFactory(pin_class=MockPWMPin)
     from gpiozero import Device
-    from gpiozero.exc import BadPinFactory
+    from gpiozero.exc import BadPinFactory, PinFactoryFallback
 
-    try:
-        # gpiozero's own choice (lgpio, RPi.GPIO, ...), honouring GPIOZERO_PIN_FACTORY.
-        return Device._default_pin_factory()
-    except BadPinFactory as exc:
+    with warnings.catch_warnings(record=True) as fallbacks:
+        # gpiozero warns once per library it tries and cannot load; collected here so the
+        # user reads one line (the error below, or one log line naming what was skipped).
+        warnings.simplefilter("always", PinFactoryFallback)
+        try:
+            # gpiozero's own choice (lgpio, RPi.GPIO, ...), honouring GPIOZERO_PIN_FACTORY.
+            factory = Device._default_pin_factory()
+        except BadPinFactory:
+            factory = None
+    tried = "; ".join(
+        str(w.message).removeprefix("Falling back from ")
+        for w in fallbacks
+        if issubclass(w.category, PinFactoryFallback)
+    )
+    if factory is None:
         raise LauncherError(
-            f"no GPIO library found ({exc}); install the 'pi' extra on a Pi or use --mock"
-        ) from exc
+            f"no GPIO library could drive the pins ({tried or 'none found'}); on a Raspberry Pi "
+            "install the 'pi' extra, anywhere else use --mock"
+        )
+    if tried:
+        log.info("GPIO: using %s after trying %s", type(factory).__name__, tried)
+    return factory
 
 
 def default_lock_path() -> Path:

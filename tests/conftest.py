@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -37,6 +37,19 @@ def mock_factory() -> Iterator[object]:
     finally:
         factory.reset()
         Device.pin_factory = previous
+
+
+def run_main(
+    main: Callable[[list[str]], int], argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of a command line's `main(ARGV)` in this process
+    (argparse's own errors and --version exit through SystemExit)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
 
 
 @pytest.fixture

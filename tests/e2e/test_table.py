@@ -336,7 +336,10 @@ def test_setup_mistakes_are_one_line_usage_errors(tmp_path):
         (["--port", "none", "--state", "junk.bin"], "junk.bin: not a table state file"),
         (["--port", "none", "--state", "nodir/t.json"], "folder nodir does not exist"),
         (["--port", str(regular), "--state", "t.json"], "is a regular file, not a serial port"),
-        (["--port", "nosuch://x", "--state", "t.json"], "BAD_PORT: cannot use port"),
+        (
+            ["--port", "nosuch://x", "--state", "t.json"],
+            "BAD_PORT: port 'nosuch://x' has an unknown URL scheme",
+        ),
         (["--port", "none", "--deck", "nosuch"], "unknown deck `nosuch`"),
     ]
     for args, message in cases:

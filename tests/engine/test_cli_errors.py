@@ -15,6 +15,7 @@ import pytest
 
 from engine import scenario, sim
 from engine.cli import main
+from tests.conftest import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = bytes(range(128, 256)) * 3  # not UTF-8 anywhere
@@ -33,13 +34,8 @@ def files(tmp_path: Path) -> dict[str, str]:
 
 
 def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of `unoattack ARGV` (argparse exits via SystemExit)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    """Exit code, stdout and stderr of `unoattack ARGV`."""
+    return run_main(main, argv, capsys)
 
 
 def _one_line(err: str) -> None:
@@ -61,9 +57,11 @@ CASES: list[tuple[list[str], int, str]] = [
     # watch: a file or a directory is not a serial port; an unknown URL is the user's mistake
     (["watch", "--port", "{notes}"], 2, "is a regular file, not a serial port"),
     (["watch", "--port", "{adir}"], 2, "is a directory, not a serial port"),
-    (["watch", "--port", "garbage://x"], 2, "BAD_PORT: cannot use port 'garbage://x'"),
+    (["watch", "--port", "garbage://x"], 2, "BAD_PORT: port 'garbage://x' has an unknown URL"),
     (["watch", "--port", "/dev/nonexistent-uno"], 1, "no serial port at /dev/nonexistent-uno"),
-    (["watch", "--port", "loop://", "--timeout", "nan"], 2, "--timeout nan: above 0 seconds"),
+    (["watch", "--port", "loop://", "--timeout", "nan"], 2, "--timeout: expected seconds above"),
+    (["--bogus"], 2, "unknown option '--bogus'; see unoattack --help"),
+    (["sim", "--bogus"], 2, "unknown option '--bogus'; see unoattack sim --help"),
     (["watch", "--port", "loop://", "--count", "x"], 2, "--count: expected a whole number"),
 ]
 

@@ -54,7 +54,19 @@ def _one_line(err: str) -> None:
 CASES: list[tuple[list[str], int, str]] = [
     # no command at all: name the commands, not the slot
     ([], 2, "give a command: run, config, model, diagram, send, bench"),
-    (["--bogus"], 2, "give a command: run, config"),
+    # an unknown option is named as one, not reported as a missing command
+    (["--bogus"], 2, "unknown option '--bogus'; see launcher --help"),
+    (["model", "--bogus"], 2, "unknown option '--bogus'; see launcher model --help"),
+    (["run", "--bogus"], 2, "unknown option '--bogus'; see launcher run --help"),
+    (
+        ["config", "check", "--bogus"],
+        2,
+        "unknown option '--bogus'; see launcher config check --help",
+    ),
+    (["send", "loop://", "status", "--bogus"], 2, "unknown option '--bogus'; see launcher send"),
+    (["diagram", "extra"], 2, "unexpected argument 'extra'; see launcher diagram --help"),
+    (["model"], 2, "give an action: show, sample, fit (or --help)"),
+    (["config"], 2, "give an action: check (or --help)"),
     # model fit --write-config: a directory, a binary file, a config that does not load
     (["model", "fit", "{counts}", "--write-config", "{adir}"], 2, "is a directory"),
     (["model", "fit", "{counts}", "--write-config", "{junk}"], 78, "not a text file"),
@@ -65,6 +77,8 @@ CASES: list[tuple[list[str], int, str]] = [
     ),
     # bench: where the results go is checked before the run, not after it
     (["bench", "--mock", "--csv", "{adir}"], 2, "--csv {adir}: is a directory; give a file name"),
+    # ... and a file that is not an earlier bench CSV is not overwritten (a typo for the config)
+    (["bench", "--mock", "--csv", "{notes}"], 2, "--csv {notes}: exists and is not a bench CSV"),
     # send: a file or a directory is not a serial port; a missing device is an unplugged box
     (["send", "{notes}", "status"], 2, "is a regular file, not a serial port"),
     (["send", "{adir}", "status"], 2, "is a directory, not a serial port"),
@@ -72,8 +86,10 @@ CASES: list[tuple[list[str], int, str]] = [
     (["send", "loop://", "status", "--state", "{adir}"], 2, "--state {adir}: is a directory"),
     (["send", "loop://", "status", "--state", "{notes}"], 2, "not a host state file"),
     (["send", "loop://", "status", "--state", "/nonexistent/s.db"], 2, "does not exist"),
-    (["send", "loop://", "status", "--timeout", "nan"], 2, "--timeout and --wait must be above"),
-    (["send", "loop://", "status", "--wait", "inf"], 2, "--timeout and --wait must be above"),
+    (["send", "loop://", "status", "--timeout", "nan"], 2, "--timeout: expected seconds above 0"),
+    (["send", "loop://", "status", "--wait", "inf"], 2, "--wait: expected seconds above 0"),
+    (["send", "loop://", "status", "--wait", "0"], 2, "--wait: expected seconds above 0"),
+    (["send", "loop://", "status", "--timeout", "x"], 2, "--timeout: expected seconds above 0"),
 ]
 
 
@@ -103,6 +119,22 @@ def test_write_config_leaves_a_file_it_cannot_use_untouched(
     assert code == 78
     assert files["junk"].read_bytes() == before
     assert not list(files["junk"].parent.glob(".launcher-*"))
+
+
+def test_bench_csv_never_overwrites_a_file_it_did_not_write(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    code, _ = _run(capsys, ["bench", "--mock", "--presses", "1", "--csv", str(files["notes"])])
+    assert code == 2
+    assert files["notes"].read_text() == "precious notes\n"
+    config = write_config(tmp_path / "fast.toml", FAST)
+    rows = tmp_path / "rows.csv"
+    for _ in range(2):  # its own CSV is rewritten by the next run
+        assert (
+            main(["bench", "--mock", "--config", str(config), "--presses", "1", "--csv", str(rows)])
+            == 0
+        )
+    assert jam_cli.read_counts(str(rows)) == [3]
 
 
 def test_plot_without_an_image_suffix_is_refused_before_the_run(

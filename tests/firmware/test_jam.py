@@ -38,7 +38,7 @@ from firmware.jam import (
         ({"max_dry": -1}, "jam.max_dry must be between 0 and 100, got -1"),
         ({"max_dry": 2.5}, "jam.max_dry must be a whole number between 0 and 100, got 2.5"),
         ({"max_dry": True}, "jam.max_dry must be a whole number between 0 and 100, got True"),
-        ({"max_burst": 0}, "jam.max_burst must be between 1 and 100, got 0"),
+        ({"max_burst": 0}, "jam.max_burst must be between 1 and 50, got 0"),
         ({"pressure_bonus": -1.0}, "jam.pressure_bonus must be between 0 and 10, got -1.0"),
         ({"burst_weights": ()}, "jam.burst_weights must be a non-empty list of weights, got ()"),
         ({"burst_weights": (0, 0)}, "jam.burst_weights must have at least one weight above 0"),

@@ -91,7 +91,14 @@ def test_sample_table(capsys: pytest.CaptureFixture[str]) -> None:
     ("argv", "message"),
     [
         (["sample", "--presses", "0", "--seed", "1"], "--presses must be between 1 and"),
-        (["sample", "--presses", "10", "--seed", "-1"], "--seed must be a whole number >= 0"),
+        (
+            ["sample", "--presses", "10", "--seed", "-1"],
+            "--seed: expected a whole number from 0 to 9223372036854775807, got -1",
+        ),
+        (
+            ["sample", "--presses", "10", "--seed", str(2**63)],
+            "--seed: expected a whole number from 0 to 9223372036854775807",
+        ),
         (["sample", "--presses", "x", "--seed", "1"], "expected a whole number, got 'x'"),
         (["sample", "--presses", "10"], "the following arguments are required: --seed"),
     ],

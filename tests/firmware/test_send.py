@@ -34,7 +34,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (["spin"], "unknown operation 'spin'; allowed: status, press"),
         (["dispense"], "dispense takes COUNT, got 0 argument(s)"),
         (["dispense", "three"], "COUNT must be a whole number, got 'three'"),
-        (["aim", "-1"], "SEAT must be 0 or more"),
+        (["aim", "one"], "aim: SEAT must be a whole number, got 'one'"),
         (["status", "now"], "status takes no arguments"),
         (["status", "--total"], "--total only goes with load"),
     ],
@@ -93,7 +93,7 @@ def test_refused_command_is_exit_1_with_the_code(
     assert err.startswith("launcher send: JAMMED: ") and err.count("\n") == 1
 
 
-def test_watch_prints_one_line_per_event_until_ctrl_c(box: FakeBox) -> None:
+def test_watch_prints_one_line_per_event_until_ctrl_c_exit_130(box: FakeBox) -> None:
     box.emit("refill", hopper=20, added=20)
     box.emit("state", **{"from": "idle", "to": "locked", "why": "host"})
     proc = subprocess.Popen(
@@ -114,4 +114,4 @@ def test_watch_prints_one_line_per_event_until_ctrl_c(box: FakeBox) -> None:
             proc.wait()
     assert "refill" in first and "20 cards added, hopper 20" in first
     assert "state" in second and "idle -> locked (host)" in second
-    assert code == 0
+    assert code == 130  # Ctrl-C, as for every command (README); a closed pipe is 0

@@ -1,0 +1,250 @@
+"""What may be given as a serial port: the one check of a `--port` value and the one set of
+messages for a port that cannot be used, shared by the box's link (`launcher run`) and the host's
+client (`launcher send`, `unoattack table`, `watch`, `demo`).
+
+`check_port` refuses, before anything is opened, a name that can never be a box's serial port:
+an empty name, spaces around it, a directory, a regular file, a character device that is not a
+serial terminal (`/dev/null`), an unknown URL scheme, a keyword the command does not take. A
+device path that is merely absent passes: an unplugged USB adapter appears later (the box waits
+for it; the host says "is the box plugged in?" when it opens the port, `open_failure`).
+
+Standard library only (pyserial is consulted lazily, for its list of URL schemes and ports), so
+the host side imports it as freely as the box does.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import urllib.parse
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from firmware.errors import UsageError
+
+__all__ = [
+    "BOX_WORDS",
+    "FORMS",
+    "PortError",
+    "check_port",
+    "open_failure",
+    "reason",
+    "serial_ports",
+]
+
+FORMS = (
+    "a serial device (/dev/ttyACM0, /dev/ttyUSB0, /dev/serial0, a pty /dev/pts/N) "
+    "or a pyserial URL (socket://HOST:PORT, rfc2217://HOST:PORT, loop://)"
+)
+# What `launcher run --port` takes besides a port, and what each means.
+BOX_WORDS = {"pty": "make a pty and print its path", "none": "no host link"}
+# Words some commands take instead of a port, and what a command that does not take one says.
+KEYWORDS: dict[str, str] = {
+    "none": "means no box, but this command talks to one",
+    "pty": "is for `launcher run --port pty`; talk to that box on the path it printed "
+    "(PORT /dev/pts/N)",
+    "mock": "is no port (mock pins are `launcher run --mock`)",
+}
+# pyserial's URL handlers (serial/urlhandler/protocol_*.py), if pyserial cannot be asked.
+_SCHEMES = ("alt", "cp2110", "hwgrep", "loop", "rfc2217", "socket", "spy")
+_HOST_PORT_SCHEMES = ("socket", "rfc2217")
+# /proc/tty/drivers types that are terminals of this computer, never a box's serial line.
+_NOT_A_LINE = ("system", "pty:master", "console")
+
+_Refuse = Callable[[str], "PortError"]  # builds the one-line error for a problem
+
+
+class PortError(UsageError):
+    """A port name that can never be a box's serial port (a usage error, exit 2; a ValueError).
+    `str()` is one line naming the problem and what is allowed; the host client reports it as
+    its `BAD_PORT` error."""
+
+    code = "BAD_PORT"
+
+
+def check_port(port: str, allow: Mapping[str, str] | None = None) -> str:
+    """Return the port to use, or raise PortError (one line) for a name that can never work.
+
+    `allow` maps the keywords the command takes (`pty`, `none`) to what each means, for the
+    message; a keyword is matched in any case and returned in lower case. A path that does not
+    exist passes when it may still appear (a device under /dev, or a name in a folder that
+    exists): opening it finds out (`open_failure`).
+    """
+    allow = dict(allow or {})
+    forms = FORMS + "".join(
+        f"{', or ' if i == len(allow) - 1 else ', '}{word} ({meaning})"
+        for i, (word, meaning) in enumerate(allow.items())
+    )
+
+    def refuse(problem: str) -> PortError:
+        return PortError(f"port {port!r} {problem}; give {forms}")
+
+    if not isinstance(port, str) or not port.strip():
+        raise refuse("is empty")
+    if port != port.strip():
+        raise refuse("has spaces around it")
+    if "\x00" in port or not port.isprintable():
+        raise refuse("holds a control or undecodable character")
+    word = port.lower()
+    if word in allow:
+        return word
+    if word in KEYWORDS:
+        raise refuse(KEYWORDS[word])
+    if "://" in port:
+        _check_url(port, refuse)
+        return port
+    _check_path(port, refuse)
+    return port
+
+
+def _check_url(url: str, refuse: _Refuse) -> None:
+    scheme = url.split("://", 1)[0].lower()
+    schemes = _known_schemes()
+    if scheme not in schemes:
+        raise refuse(
+            f"has an unknown URL scheme {scheme + '://'!r} (pyserial knows "
+            f"{', '.join(s + '://' for s in schemes)})"
+        )
+    if scheme in _HOST_PORT_SCHEMES:
+        parts = urllib.parse.urlsplit(url)
+        try:
+            number = parts.port
+        except ValueError:
+            number = None
+        if not parts.hostname or number is None or not 0 < number < 65536:
+            raise refuse(
+                f"needs a host and a port from 1 to 65535, like {scheme}://192.168.1.20:7000"
+            )
+
+
+def _known_schemes() -> tuple[str, ...]:
+    """The URL schemes pyserial has a handler for (its own list when it is installed)."""
+    try:
+        import pkgutil
+
+        import serial.urlhandler  # type: ignore[import-untyped]
+
+        found = sorted(
+            m.name.removeprefix("protocol_")
+            for m in pkgutil.iter_modules(serial.urlhandler.__path__)
+            if m.name.startswith("protocol_")
+        )
+    except Exception:  # no pyserial here: its handlers as of 3.5
+        found = []
+    return tuple(found) or _SCHEMES
+
+
+def _check_path(port: str, refuse: _Refuse) -> None:
+    path = Path(port)
+    try:
+        mode = path.stat()
+    except FileNotFoundError:
+        _check_absent(path, refuse)
+        return
+    except OSError as exc:
+        why = reason(exc)
+        raise refuse(f"cannot be used: {why[0].lower()}{why[1:]}") from None
+    kind = mode.st_mode
+    if stat.S_ISDIR(kind):
+        raise refuse("is a directory, not a serial port")
+    if stat.S_ISREG(kind):
+        raise refuse("is a regular file, not a serial port")
+    if not stat.S_ISCHR(kind):
+        what = "a block device" if stat.S_ISBLK(kind) else "a pipe or socket"
+        raise refuse(f"is {what}, not a serial port")
+    driver = _tty_driver(os.major(mode.st_rdev), os.minor(mode.st_rdev))
+    if driver == "":
+        raise refuse("is a character device but not a terminal, so not a serial port")
+    if driver is not None and driver.startswith(_NOT_A_LINE):
+        raise refuse(
+            "is a terminal of this computer (a console, /dev/tty or the pty "
+            "multiplexer), not a serial port"
+        )
+
+
+def _check_absent(path: Path, refuse: _Refuse) -> None:
+    """A missing path passes if a device may still appear there; else it is a mistake."""
+    text = str(path)
+    if "/" not in text:
+        guess = Path("/dev") / text
+        hint = f" (did you mean {guess}?)" if guess.exists() else ""
+        raise refuse(f"does not exist here{hint}")
+    if text.startswith("/dev/") or path.parent.is_dir():
+        return  # an unplugged adapter, a by-id link, a pty made later
+    raise refuse(f"is in a folder that does not exist ({path.parent})")
+
+
+def _tty_driver(major: int, minor: int) -> str | None:
+    """The /proc/tty/drivers type of a character device: `serial`, `pty:slave`, ... ("" if no
+    tty driver owns it; None when the kernel's list cannot be read, e.g. not Linux)."""
+    try:
+        lines = Path("/proc/tty/drivers").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    for line in lines.splitlines():
+        fields = line.split()
+        if len(fields) < 5 or not fields[2].isdigit() or int(fields[2]) != major:
+            continue
+        low, _, high = fields[3].partition("-")
+        if low.isdigit() and int(low) <= minor <= int(high if high.isdigit() else low):
+            return fields[4]
+    return ""
+
+
+def reason(exc: BaseException) -> str:
+    """A short reason for a port error, without pyserial's repetition of the port name or the
+    raw `(25, 'Inappropriate ioctl for device')` of a termios error."""
+    number = _errno(exc)
+    if number is not None:
+        return os.strerror(number)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _errno(exc: BaseException) -> int | None:
+    """The errno behind `exc`: pyserial wraps the OSError or termios.error that has it."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        number = getattr(seen, "errno", None)
+        if number is None and seen.args and isinstance(seen.args[0], int):
+            number = seen.args[0]  # termios.error(25, "...")
+        if isinstance(number, int) and number > 0:
+            return number
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def open_failure(port: str, exc: BaseException) -> tuple[str, str]:
+    """(code, one line) for a port that passed `check_port` but could not be opened: `BAD_PORT`
+    when it is not a serial port after all, else `UNREACHABLE` (absent, busy, not allowed)."""
+    number = _errno(exc)
+    if number == errno.ENOENT:
+        return "UNREACHABLE", (
+            f"no serial port at {port}: is the box plugged in? serial ports here: {serial_ports()}"
+        )
+    if number in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY):
+        # The host client opens ports exclusively: a referee or `watch` already holds this one.
+        return "UNREACHABLE", (
+            f"{port} is in use by another program (a referee or `unoattack watch`?)"
+        )
+    if number in (errno.EACCES, errno.EPERM):
+        return "UNREACHABLE", (
+            f"cannot open {port}: permission denied (is this user in the dialout group? "
+            "sudo usermod -aG dialout $USER, then log in again)"
+        )
+    if number == errno.ENOTTY:
+        return "BAD_PORT", f"port {port!r} is not a serial port; give {FORMS}"
+    return "UNREACHABLE", f"cannot open {port}: {reason(exc)}"
+
+
+def serial_ports() -> str:
+    """The serial ports this machine has, for a message (pyserial's list; best effort)."""
+    try:
+        from serial.tools import list_ports  # type: ignore[import-untyped]
+
+        names = sorted(p.device for p in list_ports.comports())
+    except Exception:  # only decorates an error message
+        names = []
+    return ", ".join(names) if names else "none found"

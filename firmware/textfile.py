@@ -1,0 +1,39 @@
+"""How a text file a person gives us is decoded: the one rule for every config, recording,
+scenario and deck file, on the box and on the host. Standard library only.
+
+UTF-8, with or without the byte-order mark Windows editors (Notepad) put first; UTF-16 or UTF-32
+when the file starts with their byte-order mark (PowerShell's `>` writes UTF-16). Anything else
+that is not UTF-8 raises UnicodeDecodeError, which each reader turns into its own one line
+("not a text file: ...").
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from pathlib import Path
+
+__all__ = ["decode", "read_text"]
+
+# Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
+_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def decode(data: bytes) -> str:
+    """The text of a file's bytes (see the module docstring); raises UnicodeDecodeError."""
+    for mark, codec in _MARKS:
+        if data.startswith(mark):
+            return data.decode(codec)
+    return data.decode("utf-8")
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """Read a person's text file; OSError if it cannot be read, UnicodeDecodeError if it is
+    not text in an encoding `decode` knows."""
+    return decode(Path(path).read_bytes())

@@ -1,0 +1,102 @@
+"""The long-running commands tried as a new user would (issue 10): Ctrl-C is exit 130 for every
+one of them (README), a reader that leaves the pipe (`| head -1`) is a quiet exit 0, and files
+saved with a byte-order mark read like any other."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from tests.conftest import ROOT
+from tests.engine.fakebox import FakeBox
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+EXAMPLES = ROOT / "docs" / "examples"
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Iterator[FakeBox]:
+    with FakeBox(tmp_path / "ttyBOX") as fake:
+        fake.emit("refill", hopper=20, added=20)
+        yield fake
+
+
+WATCHERS = {
+    "unoattack watch": ["-m", "engine.cli", "watch", "--port"],
+    "launcher send watch": ["-m", "firmware.cli", "send"],
+}
+
+
+@contextlib.contextmanager
+def _started(*args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`python ARGS` with its stdout and stderr piped; killed if the test leaves it running."""
+    proc = subprocess.Popen(
+        [sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _watch(which: str, port: Path) -> list[str]:
+    tail = ["watch"] if which == "launcher send watch" else []
+    return [*WATCHERS[which], str(port), *tail]
+
+
+@pytest.mark.parametrize("which", list(WATCHERS))
+def test_ctrl_c_ends_a_watch_with_130(box: FakeBox, which: str) -> None:
+    with _started(*_watch(which, box.link)) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()
+        if line.startswith(b"watching"):  # unoattack's header line
+            line = proc.stdout.readline()
+        assert b"refill" in line
+        proc.send_signal(signal.SIGINT)
+        assert (proc.wait(timeout=30), proc.stderr.read()) == (130, b"")
+
+
+@pytest.mark.parametrize("which", list(WATCHERS))
+def test_a_reader_leaving_the_pipe_ends_a_quiet_watch_with_0(box: FakeBox, which: str) -> None:
+    with _started(*_watch(which, box.link)) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline()  # `| head -1` has its line ...
+        proc.stdout.close()  # ... and leaves, while the box is quiet
+        assert (proc.wait(timeout=30), proc.stderr.read()) == (0, b"")
+
+
+def test_demo_piped_into_head_exits_0_quietly() -> None:
+    with _started("-m", "engine.cli", "demo", "--players", "2", "--target", "50") as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().startswith(b"UNO Attack demo: 2 players")
+        proc.stdout.close()
+        assert (proc.wait(timeout=120), proc.stderr.read()) == (0, b"")
+
+
+def test_a_scenario_and_a_deck_saved_with_a_bom_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deck = tmp_path / "mini.toml"
+    deck.write_bytes(
+        codecs.BOM_UTF8 + b'name = "mini"\n[cards]\nR1 = 20\nB2 = 20\n[points]\nR1 = 1\nB2 = 2\n'
+    )
+    assert main(["deck", "--deck", str(deck), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["deck"] == "mini"
+    scenario = tmp_path / "s.toml"
+    scenario.write_bytes(codecs.BOM_UTF8 + (EXAMPLES / "attack-hit-two.toml").read_bytes())
+    plain = main(["scenario", str(EXAMPLES / "attack-hit-two.toml")])
+    expected = capsys.readouterr().out
+    assert main(["scenario", str(scenario)]) == plain
+    assert capsys.readouterr().out == expected
