@@ -245,6 +245,15 @@ class _Due:
         return f"draw {self.n} card{'s' if self.n != 1 else ''}"
 
 
+Due = _Due  # for engine/blind.py
+
+
+def top_of(cards: Sequence[Card], color: str | None) -> Card:
+    """Of several cards played at once, the one that ends on top: the first of the colour named
+    (the others go under it)."""
+    return next((c for c in cards if c.color == color), cards[-1])
+
+
 class Round:
     """One round: deal, play until a hand is empty and every obligation is served.
 
@@ -576,7 +585,7 @@ class Round:
         else:
             for card in cards:
                 hand.remove(card)
-            top = next((c for c in cards if c.color == color), cards[-1])
+            top = top_of(cards, color)
             rest = list(cards)
             rest.remove(top)
             discard.extend(rest)
@@ -856,6 +865,10 @@ class Round:
         return context
 
     # -- applying ---------------------------------------------------------------------------
+
+    def check(self, action: Action) -> None:
+        """RuleError (with the reason) unless `apply` would accept `action` now; changes nothing."""
+        self._check(action)
 
     def apply(self, action: Action) -> None:
         """Carry out `action`; RuleError (and no change at all) if it is not legal now."""

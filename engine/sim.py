@@ -20,7 +20,7 @@ from engine.cards import PRESETS, Deck, load_deck
 from engine.errors import InputError, RuleError, UnoError
 from engine.game import SCORING_MODES, Game, Round
 from engine.launchers import VirtualLauncher
-from engine.rules import MAX_PLAYERS, MIN_PLAYERS, rules_for
+from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
 
 # Bug guards: no sane round needs this many actions, no sane game this many rounds.
 MAX_ACTIONS_PER_ROUND = 20_000
@@ -311,20 +311,7 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
     )
 
 
-def _parse_option(text: str) -> tuple[str, object]:
-    name, sep, raw = text.partition("=")
-    name = name.strip()
-    if not sep or not name:
-        raise InputError(f"--option {text!r}: write NAME=VALUE, e.g. stacking=true")
-    raw = raw.strip()
-    value: object
-    if raw.lower() in ("true", "false"):
-        value = raw.lower() == "true"
-    elif raw.lstrip("-").isdigit():
-        value = int(raw)
-    else:
-        value = raw
-    return name, value
+_parse_option = parse_option  # NAME=VALUE, shared with `unoattack table --option`
 
 
 def whole_number(text: str) -> int:
