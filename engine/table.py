@@ -49,7 +49,7 @@ from engine.referee import (
     plural,
 )
 from engine.rules import parse_option
-from firmware.config import LimitsConfig
+from firmware.jam import JamParams
 
 # Fire reasons that mean "nothing was pressed": the press never reached the mechanism. A press
 # refused by a latched box (`jammed`, `empty`, `fault`) says so with `planned` 0, while a burst
@@ -57,8 +57,8 @@ from firmware.config import LimitsConfig
 NOT_A_HIT = frozenset({"locked", "queue_full", "stopping"})
 REFUSED_WHEN_UNPLANNED = frozenset({"jammed", "empty", "fault"})
 HISTORY_LIMIT = 30  # undo steps kept in the state file
-# `fired N` without a box: one press fires at most the box's default max_burst ([limits]).
-MAX_FIRED = LimitsConfig.max_burst
+# `fired N` without a box: one press fires at most the launcher's default max_burst.
+MAX_FIRED = JamParams.max_burst
 # A press sent from the keyboard waits this long for the box's fire event before the next line.
 FIRE_WAIT_S = 30.0
 
