@@ -173,13 +173,27 @@ class BlindRound(Round):
         """Every card but the top one is in a hand: the launcher cannot fire any."""
         return self._nothing_to_fire()
 
+    def answers(self) -> frozenset[str]:
+        """Faces that may answer the first obligation now (stacking), or none."""
+        return self._answers(self.pending[0]) if self.pending else frozenset()
+
+    def challengeable(self) -> bool:
+        """The first obligation is a Wild Draw Four its seat may still challenge."""
+        return bool(self.pending) and self._challengeable(self.pending[0])
+
     def answerable(self) -> bool:
         """The first obligation may still be answered by its seat (a stacking card or a
         challenge): nothing is dispensed for it until that seat says what it does."""
-        if not self.pending:
-            return False
-        due = self.pending[0]
-        return bool(self._answers(due)) or self._challengeable(due)
+        return bool(self.answers()) or self.challengeable()
+
+    def to_front(self, seat: int) -> None:
+        """Serve `seat`'s owed draw first (its cards already came, see Referee.serve_first)."""
+        mine = next(
+            (i for i, d in enumerate(self.pending) if d.seat == seat and d.kind == "draws"), None
+        )
+        if mine:
+            self.pending.insert(0, self.pending.pop(mine))
+            self._settle()
 
     # -- what the hands would say, asked of the table instead ----------------------------------
 

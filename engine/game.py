@@ -275,6 +275,7 @@ class Round:
         "_eff",
         "_logging",
         "_multi",
+        "_name_first",
         "_ok",
         "_order",
         "_origin",
@@ -478,6 +479,7 @@ class Round:
         self.window: int | None = None  # seat that may be caught for a missed UNO
         self.drawn: Card | None = None  # classic: the card just drawn, which alone may be played
         self.fired_play = False  # play_fired_card: after a forced hit, a fired card may be played
+        self._name_first = False  # a wild was turned up first: its colour is named first
         self.bonus = False  # the turn seat is in a play-again turn after R or S
         self._origin = 0  # during a bonus turn: the seat "next" counts from (after skips)
         self.wd4_by: int | None = None  # who played the last WD4 and whether it was legal
@@ -501,6 +503,7 @@ class Round:
                 self.log.append(f"{top} turned up: back into the pile")
         self.discard = [top]
         self.color = top.color  # None for a wild: the first player names it first
+        self._name_first = top.is_wild
         first = self._next(self.dealer)
         self.turn = first
         self.direction = 1
@@ -745,11 +748,12 @@ class Round:
             self._check_take_again(seat)
         # A wild turned up first: its colour is named before anything else. A hit or draw as
         # the turn's move must name it (it would leave the next player no colour to follow);
-        # one owed for the card turned up may name it, else the next player names it.
+        # one owed for the card turned up may name it, else the next player names it. (A
+        # scenario resumed with a wild on top and no colour leaves it open: anything goes.)
         if color is not None and color not in _ALL_COLORS:
             raise RuleError(f"colour {color!r}: name R, Y, G or B")
         if self.color is None and self.winner is None:
-            if color is None and not self.pending:
+            if color is None and not self.pending and self._name_first:
                 raise RuleError(
                     f"{self.discard[-1]} was turned up: seat {seat} names the colour first "
                     f"({kind} naming R, Y, G or B)"
@@ -1006,12 +1010,26 @@ class Round:
             self._penalise(seat, "wrong accusation")
 
     def _end_turn(self) -> None:
-        origin = self._origin if self.bonus else self.turn
-        self.bonus = False
+        if self.bonus:
+            # After the bonus turn play goes on past the skipped seats, never back to the player.
+            self.turn = self._after(self._origin, 1, self.turn)
+            self.bonus = False
+        else:
+            self.turn = self._succ[self.turn]  # _next(turn): this runs after every draw or hit
         self.drawn = None
         self.fired_play = False
-        self.turn = self._succ[origin]  # _next(origin): this runs after every draw or hit
         self.turns += 1
+
+    def _after(self, origin: int, steps: int, player: int | None) -> int:
+        """The seat `steps` seats after `origin` in the direction of play, not counting
+        `player` (in a bonus turn "next" never comes back to the player who played)."""
+        succ = self._succ
+        seat = origin
+        for _ in range(steps):
+            seat = succ[seat]
+            if seat == player:
+                seat = succ[seat]
+        return seat
 
     def _refill(self) -> int:
         """Cards loaded in the launcher; when it is dry, reshuffle the discard pile (except its
@@ -1104,11 +1122,12 @@ class Round:
                 if card in self._ok:
                     self.drawn = card  # the player may play it now, or pass
                     return
+            if self.bonus:
+                self._end_turn()
+                return
             # _end_turn(), inline (the hot path of a classic round).
-            origin = self._origin if self.bonus else self.turn
-            self.bonus = False
             self.drawn = None
-            self.turn = self._succ[origin]
+            self.turn = self._succ[self.turn]
             self.turns += 1
             return
         got = self._draw(seat, 1)
@@ -1161,6 +1180,8 @@ class Round:
             self.log.append(str(action))
         # Where "next" counts from: the player, or in a bonus turn the last seat skipped.
         stacked = 0
+        # In a bonus turn "next" never comes back to the player (RULES.md decisions).
+        player = seat if self.bonus else None
         if context == "stack":
             stacked = self.pending.pop(0).n
             origin = seat
@@ -1186,7 +1207,8 @@ class Round:
             succ = self._succ
             if owes == "next":
                 # The victim owes the penalty and loses the turn.
-                self.pending.append(self._owed(succ[origin], effect, n, stacked))
+                victim = succ[origin] if player is None else self._after(origin, 1, player)
+                self.pending.append(self._owed(victim, effect, n, stacked))
                 skips += 1
             elif owes == "target":
                 self.pending.append(self._owed(action.target, effect, 1))  # type: ignore[arg-type]
@@ -1213,10 +1235,14 @@ class Round:
         if effect.play_again and self._play_again and context != "jump":
             # R/S bonus: the same player may play once more; skips are kept for afterwards.
             self.bonus = True
-            self._origin = self._next(origin, skips)
+            self._origin = self._after(origin, skips, seat)
             self.turn = seat
         else:
-            self.turn = self._next(origin, 1 + skips)
+            self.turn = (
+                self._next(origin, 1 + skips)
+                if player is None
+                else self._after(origin, 1 + skips, player)
+            )
             self.turns += 1
 
     # -- legal actions ----------------------------------------------------------------------
@@ -1226,7 +1252,9 @@ class Round:
         waits for its colour (and the bare one too for a hit it owes)."""
         if self.color is None and self.winner is None:
             naming = _NAMING[self._take_name][seat]
-            return (self._takes[seat], *naming) if self.pending else naming
+            if self.pending or not self._name_first:
+                return (self._takes[seat], *naming)
+            return naming
         return (self._takes[seat],)
 
     def _catch_of(self, seat: int) -> Action | None:

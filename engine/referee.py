@@ -237,7 +237,7 @@ class Referee:
     def wd4(self) -> dict[str, Any] | None:
         """A Wild Draw Four that may be challenged now: {"by", "color"}."""
         rnd = self.round
-        if rnd is None or not rnd.pending or not rnd._challengeable(rnd.pending[0]):
+        if rnd is None or not rnd.challengeable():
             return None
         return {"by": rnd.wd4_by, "color": self.wd4_color}
 
@@ -290,10 +290,10 @@ class Referee:
         due = rnd.pending[0]
         take = "`draw`" if self.classic else "press the button"
         parts = []
-        if rnd._challengeable(due):
+        if rnd.challengeable():
             parts.append("`challenge` the WD4")
-        if rnd._answers(due):
-            parts.append(f"answer with {' or '.join(sorted(rnd._answers(due)))}")
+        if rnd.answers():
+            parts.append(f"answer with {' or '.join(sorted(rnd.answers()))}")
         return (
             f"{' or '.join(parts)}, or {take} ({plural(due.n, 'card' if self.classic else 'hit')})"
         )
@@ -457,7 +457,7 @@ class Referee:
                 f"{self.name(due.seat)} {self._owes_phrase(due.kind, due.n)}: "
                 + ("the launcher dispenses them" if self.classic else "press the button")
             )
-        self._check(lambda: rnd.check(Action(kind, rnd.turn)))
+        self._apply(lambda: rnd.check(Action(kind, rnd.turn)))
         self.taking = rnd.turn
 
     def challenge(self, legal: bool) -> list[str]:
@@ -761,15 +761,8 @@ class Referee:
     def serve_first(self, seat: int) -> None:
         """Classic: the cards of a dispense sent for `seat` came while another obligation was
         put in front (a UNO penalty typed meanwhile): serve `seat`'s draw first, as it was."""
-        rnd = self.round
-        if rnd is None or not rnd.pending or rnd.pending[0].seat == seat:
-            return
-        mine = next(
-            (i for i, d in enumerate(rnd.pending) if d.seat == seat and d.kind == "draws"), None
-        )
-        if mine is not None:
-            rnd.pending.insert(0, rnd.pending.pop(mine))
-            rnd._settle()
+        if self.round is not None:
+            self.round.to_front(seat)
 
     # -- persistence ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -843,14 +836,13 @@ class Referee:
         if card not in self.deck.counts:
             raise RuleError(f"`{card}` is not in the {self.deck.name} deck")
 
-    def _check(self, step: Callable[[], None]) -> None:
-        """Run a step of the round; its RuleError is worded with the players' names."""
+    def _apply(self, step: Callable[[], None]) -> None:
+        """Run a step of the round (a refused one changes nothing); its RuleError is worded
+        with the players' names."""
         try:
             step()
         except RuleError as exc:
             raise RuleError(self._reworded(str(exc))) from None
-
-    _apply = _check  # a step that changes the round (it changes nothing when refused)
 
     def _reworded(self, text: str) -> str:
         text = self.named(text)

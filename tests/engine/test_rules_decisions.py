@@ -49,6 +49,28 @@ def test_s_then_s_bonus_skips_one_more_player() -> None:
     check(state, {"direction": 1, "turn": 3})
 
 
+@pytest.mark.parametrize(
+    ("last", "expected"),
+    [
+        ({"seat": 0, "pass": True}, {"turn": 1, "pending": []}),
+        ({"seat": 0, "play": "BH2"}, {"turn": 2, "pending": [{"seat": 1, "hits": 2}]}),
+    ],
+    ids=["pass", "H2"],
+)
+def test_skips_that_go_round_the_table_never_give_the_player_the_turn_back(
+    last: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    # Three players: S skips seat 1, the bonus S skips seat 2; "next" is then seat 1 again, not
+    # the player (and a bonus H2 never hits the player who played it).
+    state = run(
+        hands=[["GS", "BS", "BH2", "R1"], ["B2"], ["Y3"]],
+        top="G5",
+        turn=0,
+        actions=[{"seat": 0, "play": "GS"}, {"seat": 0, "play": "BS"}, last],
+    )
+    check(state, {"bonus": False, **expected})
+
+
 # -- 2. The UNO window stays open through the offender's own bonus card, pass or hit ----------
 
 

@@ -368,7 +368,9 @@ def run_games(seed: int, rounds: int) -> Tally:
 def test_the_referee_agrees_with_the_simulator_after_every_move(chunk: int) -> None:
     tally = run_games(chunk, ROUNDS // CHUNKS)
     assert tally.rounds == ROUNDS // CHUNKS
-    assert tally.cut <= 2, f"{tally.cut} rounds ran past {MAX_ACTIONS} actions"
+    # A round past MAX_ACTIONS (random bots in a slow deck) is checked move by move up to there,
+    # then dropped with its game: it must stay rare (about 1 in 600 rounds).
+    assert tally.cut <= 5, f"{tally.cut} rounds ran past {MAX_ACTIONS} actions"
     assert tally.moves > 20 * tally.rounds
 
 
