@@ -336,12 +336,12 @@ class Referee:
         self.hands_left = {}
         self.phase = "play"
         msgs = [f"round {self.round_no}: {self.name(self.dealer)} dealt, {card} turned up"]
-        skipped = self._walk(rnd.next_seat(self.dealer), rnd.turn)
         if rnd.direction == -1:
             msgs.append(f"{self.name(self.dealer)} plays first, going right")
-        msgs.extend(
-            f"{self.name(s)} is skipped" for s in skipped if s not in {d.seat for d in rnd.pending}
-        )
+        else:
+            owing = {d.seat for d in rnd.pending}
+            skipped = self._walk(rnd.next_seat(self.dealer), rnd.turn)
+            msgs.extend(f"{self.name(s)} is skipped" for s in skipped if s not in owing)
         msgs.extend(self._owed_msgs(f"{card} turned up"))
         return msgs
 

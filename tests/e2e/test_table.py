@@ -262,7 +262,12 @@ def test_a_host_restart_resumes_the_game(box_factory, tmp_path):
         second.send("status")
         second.expect(r"Cat: 11 cards, fired 4 in 2 presses")
         second.send("quit")
+        # Quitting leaves the box locked, and says so and how to free it.
+        second.expect(r"box: button locked while no referee is running")
+        second.expect(r"game saved in .*; run the same command again to resume")
         assert second.proc.wait(20) == 0
+        with BoxClient(box.port, timeout=10.0) as other:
+            assert other.status()["locked"] is True
     finally:
         if second.proc.poll() is None:
             second.kill()
