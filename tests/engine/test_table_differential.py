@@ -75,10 +75,11 @@ class Tally:
                 (self.options_on if value else self.options_off)[name] += 1
 
 
-def settings(rng: random.Random) -> tuple[str, int, dict[str, object], str]:
-    """A random game: preset, players, options, scoring mode."""
-    preset = rng.choice(["attack", "attack-1998", "classic"])
-    players = rng.randint(2, 9 if preset == "attack-1998" else 10)
+def settings(rng: random.Random, game: int) -> tuple[str, int, dict[str, object], str]:
+    """Game `game` of a chunk: players go round 2 to 10; preset, options and mode at random."""
+    players = 2 + game % 9
+    presets = ["attack", "classic"] if players == 10 else ["attack", "attack-1998", "classic"]
+    preset = rng.choice(presets)
     options: dict[str, object] = {name: rng.random() < 0.5 for name in BOOL_OPTIONS}
     if preset != "classic":
         options["play_fired_card"] = rng.random() < 0.5
@@ -86,7 +87,7 @@ def settings(rng: random.Random) -> tuple[str, int, dict[str, object], str]:
         options["draw_until_playable"] = rng.random() < 0.5
     options["custom_wild_effect"] = rng.choice(CUSTOM_WILD_EFFECTS)
     options["uno_penalty"] = rng.choice([0, 1, 2, 2, 2, 3])
-    options["hand_size"] = rng.choice([1, 2, 3, 5, 7, 7, 7, 7])
+    options["hand_size"] = rng.choice([1, 2, 3, 4, 5, 7, 7])
     modes = ["target", "lowest", "elimination"]
     if players >= 4 and players % 2 == 0:
         modes.append("teams")
@@ -322,8 +323,10 @@ def run_games(seed: int, rounds: int) -> Tally:
     """Seeded games of random settings until `rounds` rounds were refereed."""
     rng = random.Random(f"differential:{seed}")
     tally = Tally()
+    game_index = seed  # chunks start their round of player counts at different places
     while tally.rounds < rounds:
-        preset, players, options, mode = settings(rng)
+        preset, players, options, mode = settings(rng, game_index)
+        game_index += 1
         rules = rules_for(preset, players, **options)
         game_seed = rng.getrandbits(32)
         target = rng.choice([60, 150, 300])
