@@ -314,4 +314,12 @@ def deck_from_mapping(data: Mapping[str, object], *, source: str, default_name: 
     if total < 16:
         # Two players of seven cards plus a first card: anything smaller cannot even deal.
         raise InputError(f"{source}: [cards] holds {total} cards; a deck needs at least 16")
+    values = {card.number for card in counts if card.number is not None}
+    if len(values) < 2:
+        # The dealer is the highest number card drawn: with one value (or none) every draw ties.
+        found = f"only {sorted(values)[0]}s" if values else "none"
+        raise InputError(
+            f"{source}: [cards] needs number cards of at least two values to choose the dealer "
+            f"(found {found})"
+        )
     return Deck(name.strip(), counts, points)

@@ -4,8 +4,14 @@ A `Round` holds the hands, the discard pile, the virtual launcher pile (cards in
 turn, the direction, the colour in play and the pending obligations ("seat 3 must hit 2 more
 times"). Players act through `Action`s; `Round.apply` checks an action completely before changing
 anything, so a rejected action (a `RuleError` with a reason a player understands) leaves the round
-as it was. `Round.legal_actions(seat)` is exactly the set of actions `apply` accepts from that seat
-right now, including out-of-turn ones (UNO calls, catches, jump-ins, stacking answers).
+as it was. `Round.legal_actions(seat)` is the set of actions `apply` accepts from that seat right
+now, including out-of-turn ones (UNO calls, catches, jump-ins, stacking answers), except the two
+mistakes the rules punish instead of forbidding: a false UNO call (three or more cards) and
+accusing a player who does not hold one card. `apply` accepts those and charges the penalty.
+
+What each card does is read from one table, `engine.effects.EFFECTS`; `Round` applies it. The table
+referee (engine/table.py) drives a hand-blind subclass of `Round` (engine/blind.py), so both follow
+the same code for every rule.
 
 A launcher only says how many cards fire (`hit(seat, loaded)`, `dispense(n, loaded)`); the round
 takes that many off the top of its pile. `Game` plays rounds to the end in one of four scoring
@@ -23,27 +29,28 @@ from itertools import repeat, starmap
 from typing import Any, Protocol
 
 from engine.cards import ALL_CARDS, COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
+from engine.effects import EFFECTS, Effect, effect_of, first_card
 from engine.errors import InputError, RuleError
-from engine.rules import Rules
+from engine.rules import Rules, player_range
+from engine.scoring import SCORING_MODES, decide, round_gains
 
 ACTION_KINDS: tuple[str, ...] = ("play", "hit", "draw", "pass", "uno", "catch", "challenge")
-SCORING_MODES: tuple[str, ...] = ("target", "lowest", "elimination", "teams")
 
 _ALL_COLORS = frozenset(COLORS)
-# Cards that take a `target` seat.
-_TARGET_FACES = frozenset({"WAA", "TH"})
-# Faces that cannot be played several at once under multi_play (their effect is per card).
-_SINGLE_ONLY = frozenset({"DA", "TH"})
-# stacking: which faces may answer a pending penalty created by each face.
-_STACK_ANSWERS: dict[str, frozenset[str]] = {
-    "H2": frozenset({"H2", "WH4"}),
-    "D2": frozenset({"D2", "WD4"}),
-    "WH4": frozenset({"WH4", "WD4"}),
-    "WD4": frozenset({"WD4", "WH4"}),
-}
-_RESTRICTED_LAST = frozenset({"R", "S"})
 _NUMBERS = frozenset("0123456789")
 _NUMBER_CARDS = frozenset(c for c in ALL_CARDS if c.face in _NUMBERS)
+# Each card's effect when played, per binding of WC (custom_wild_effect): one dict lookup in the
+# hot paths instead of binding WC every time.
+_EFFECTS_BY_WC: dict[str, dict[Card, Effect]] = {}
+
+
+def _effects(custom_wild_effect: str) -> dict[Card, Effect]:
+    table = _EFFECTS_BY_WC.get(custom_wild_effect)
+    if table is None:
+        table = _EFFECTS_BY_WC[custom_wild_effect] = {
+            c: effect_of(c.face, custom_wild_effect) for c in ALL_CARDS
+        }
+    return table
 
 
 class Launcher(Protocol):
@@ -93,9 +100,10 @@ class Action:
             return f"seat {self.seat} catches seat {self.target}"
         if self.kind == "uno":
             return f"seat {self.seat} calls UNO"
-        return (
-            f"seat {self.seat} {self.kind}s" if self.kind != "pass" else f"seat {self.seat} passes"
-        )
+        if self.kind == "pass":
+            return f"seat {self.seat} passes"
+        naming = f" naming {self.color}" if self.color else ""
+        return f"seat {self.seat} {self.kind}s{naming}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (the shape of a scenario `[[actions]]` entry)."""
@@ -110,6 +118,8 @@ class Action:
             out["catch"] = self.target
         else:
             out[self.kind] = True
+            if self.color is not None:  # a hit or draw naming the colour of a wild turned up
+                out["color"] = self.color
         return out
 
 
@@ -134,6 +144,11 @@ _PASS = [Action("pass", s) for s in range(_MAX_SEATS)]
 _UNO = [Action("uno", s) for s in range(_MAX_SEATS)]
 _CHALLENGE = [Action("challenge", s) for s in range(_MAX_SEATS)]
 _CATCH = [[Action("catch", s, target=t) for t in range(_MAX_SEATS)] for s in range(_MAX_SEATS)]
+# A hit or draw that first names the colour (a wild turned up first: RULES.md decisions).
+_NAMING = {
+    kind: [tuple(Action(kind, s, color=c) for c in COLORS) for s in range(_MAX_SEATS)]
+    for kind in ("hit", "draw")
+}
 
 # Which cards may be played on what, for one card on your own turn: `_PLAYABLE[color][face]` is
 # every card that matches the colour in play `color` (None: a wild turned up first, anything goes)
@@ -170,9 +185,8 @@ class _Seating:
             for d in (1, -1)
         }
         # Cards that take a target seat (WC too when it acts as WAA).
-        self.targeted: frozenset[Card] = frozenset(
-            c for c in ALL_CARDS if (wild_effect if c.face == "WC" else c.face) in _TARGET_FACES
-        )
+        effects = _effects(wild_effect)
+        self.targeted: frozenset[Card] = frozenset(c for c in ALL_CARDS if effects[c].aims)
         self.plays: list[dict[Card, tuple[Action, ...]]] = []
         # Per seat, the ids of those shared Actions: apply recognises one of them by identity
         # (they live for ever in _PLAY_CACHE, so an id is never reused).
@@ -231,6 +245,15 @@ class _Due:
         return f"draw {self.n} card{'s' if self.n != 1 else ''}"
 
 
+Due = _Due  # for engine/blind.py
+
+
+def top_of(cards: Sequence[Card], color: str | None) -> Card:
+    """Of several cards played at once, the one that ends on top: the first of the colour named
+    (the others go under it)."""
+    return next((c for c in cards if c.color == color), cards[-1])
+
+
 class Round:
     """One round: deal, play until a hand is empty and every obligation is served.
 
@@ -249,13 +272,15 @@ class Round:
     # (30), so with a plain __dict__ every attribute read in the hot paths took the slow lookup.
     __slots__ = (
         "_attack",
+        "_eff",
         "_logging",
         "_multi",
+        "_name_first",
         "_ok",
-        "_ones",
         "_order",
         "_origin",
         "_play_again",
+        "_play_fired",
         "_plays_of",
         "_pos",
         "_rng",
@@ -265,6 +290,7 @@ class Round:
         "_take_kind",
         "_take_name",
         "_takes",
+        "_two",
         "_until_playable",
         "_valid",
         "actor",
@@ -276,6 +302,7 @@ class Round:
         "direction",
         "discard",
         "drawn",
+        "fired_play",
         "hands",
         "last_seat",
         "launcher",
@@ -333,7 +360,6 @@ class Round:
         for k in range(m):
             hands[order[(left + k) % m]] = cards[k:dealt:m]
         self.pile = cards[dealt:]
-        self._ones = m if rules.hand_size == 1 else 0  # every seat in play holds hand_size
         self._turn_up_first()
         self._settle()
         launcher.reload(len(self.pile))
@@ -359,8 +385,9 @@ class Round:
         """A round from a given position (scenarios, tests, a physical table).
 
         With `turn` None, `top` is the first card turned up: the first-card rules of the preset
-        apply and the player left of `dealer` starts. Otherwise play resumes at `turn` with `top`
-        on the pile and `color` (default: the top card's colour) in play.
+        apply and the player left of `dealer` starts; `color` is the colour the first player
+        names for a wild turned up. Otherwise play resumes at `turn` with `top` on the pile and
+        `color` (default: the top card's colour) in play.
         """
         self = cls.__new__(cls)
         self._setup(deck, rules, launcher, len(hands), dealer, seed, out, log)
@@ -369,8 +396,12 @@ class Round:
         if color is not None and color not in _ALL_COLORS:
             # The colour in play indexes the playability tables: only the four colours exist.
             raise InputError(f"color = {color!r}: one of R, Y, G, B")
+        if color is not None and not top.is_wild and color != top.color:
+            raise InputError(
+                f"color = {color}: the top card {top} is its own colour; color is only for a "
+                "wild on top"
+            )
         self.hands = [list(h) for h in hands]
-        self._ones = [len(h) for h in self.hands].count(1)
         self.pile = list(pile)
         if turn is None:
             self.pile.insert(0, top)
@@ -402,8 +433,9 @@ class Round:
         log: bool,
         rng: random.Random | None = None,
     ) -> None:
-        if not 2 <= players <= 10:
-            raise InputError(f"players = {players}: from 2 to 10")
+        low, high = player_range(rules.preset)
+        if not low <= players <= high:
+            raise InputError(f"players = {players}: from {low} to {high} for {rules.preset}")
         self.deck = deck
         self.rules = rules
         self.launcher = launcher
@@ -421,6 +453,7 @@ class Round:
             raise InputError(f"dealer = {dealer}: a seat in play")
         self.dealer = dealer
         self._rng = rng if rng is not None else random.Random(seed)
+        self._eff = _effects(rules.custom_wild_effect)
         self.hands: list[list[Card]] = [[] for _ in range(players)]
         self.discard: list[Card] = []
         self.pile: list[Card] = []
@@ -432,9 +465,6 @@ class Round:
         self.log: list[str] = []
         self._logging = log
         self.uno_called = [False] * players
-        # How many hands hold exactly one card: catches are legal only then (kept up to date by
-        # every change of a hand, so legal_actions need not look at every seat each time).
-        self._ones = 0
         self._attack = rules.attack
         self._take_kind = "hits" if rules.attack else "draws"
         self._take_name = "hit" if rules.attack else "draw"
@@ -442,10 +472,14 @@ class Round:
         self._multi = rules.multi_play
         self._until_playable = rules.draw_until_playable
         self._stacking = rules.stacking
+        self._play_fired = rules.play_fired_card and rules.attack
+        self._two = len(self._order) == 2 and rules.two_player_rules
         # R/S give a play-again turn (the option, and only with three or more in play).
         self._play_again = rules.skip_reverse_play_again and len(self._order) > 2
         self.window: int | None = None  # seat that may be caught for a missed UNO
         self.drawn: Card | None = None  # classic: the card just drawn, which alone may be played
+        self.fired_play = False  # play_fired_card: after a forced hit, a fired card may be played
+        self._name_first = False  # a wild was turned up first: its colour is named first
         self.bonus = False  # the turn seat is in a play-again turn after R or S
         self._origin = 0  # during a bonus turn: the seat "next" counts from (after skips)
         self.wd4_by: int | None = None  # who played the last WD4 and whether it was legal
@@ -455,15 +489,12 @@ class Round:
         self.cards_fired = 0
         self.turns = 0
 
-    def _two_player(self) -> bool:
-        return len(self._order) == 2 and self.rules.two_player_rules
-
     def _turn_up_first(self) -> None:
-        """Turn up the first card from the pile and apply the preset's first-card rule."""
-        rules = self.rules
+        """Turn up the first card from the pile and apply its first-card rule (effects table)."""
+        classic = not self.rules.attack
         while True:
             top = self.pile.pop(0)
-            back = top.face == "TH" or (top.face == "WD4" and not rules.attack)
+            back = first_card(top.face, classic=classic) == "back"
             if not back or not self.pile:
                 break
             # TH (attack) and WD4 (classic) go back into the pile at a random place.
@@ -471,31 +502,27 @@ class Round:
             if self._logging:
                 self.log.append(f"{top} turned up: back into the pile")
         self.discard = [top]
-        self.color = top.color
+        self.color = top.color  # None for a wild: the first player names it first
+        self._name_first = top.is_wild
         first = self._next(self.dealer)
         self.turn = first
         self.direction = 1
-        face = top.face
         if self._logging:
             self.log.append(f"seat {self.dealer} deals; {top} turned up")
-        kind = "hits" if rules.attack else "draws"
-        if face in ("H2", "D2", "WAA"):
-            self.pending.append(_Due(first, kind, 2))
+        # Turned up, a card has its own effect: WC is a plain wild whatever it is bound to.
+        effect = EFFECTS[top.face]
+        kind = first_card(top.face, classic=classic)
+        if kind == "owe":
+            self.pending.append(self._owed(first, effect, 1))
             self.turn = self._next(first)
-        elif face in ("WH4", "WD4"):
-            self.pending.append(_Due(first, kind, 4))
-            self.turn = self._next(first)
-        elif face == "WHF":
-            self.pending.append(self._until_fire(first, None))
-            self.turn = self._next(first)
-        elif face == "WAH":
+        elif kind == "all_but_dealer":
             seat = first
             while seat != self.dealer:
-                self.pending.append(_Due(seat, kind, 1))
-                seat = self._next_left(seat)
-        elif face == "S":
+                self.pending.append(_Due(seat, self._take_kind, effect.take, effect.face))
+                seat = self._next(seat)
+        elif kind == "skip":
             self.turn = self._next(first)
-        elif face == "R":
+        elif kind == "dealer_right":
             # Dealer plays first, then play goes right.
             self.direction = -1
             self.turn = self.dealer
@@ -505,10 +532,6 @@ class Round:
     def _next(self, seat: int, steps: int = 1) -> int:
         order = self._order
         return order[(self._pos[seat] + self.direction * steps) % len(order)]
-
-    def _next_left(self, seat: int) -> int:
-        order = self._order
-        return order[(self._pos[seat] + 1) % len(order)]
 
     @property
     def top(self) -> Card:
@@ -538,13 +561,95 @@ class Round:
         pts = self.deck.points
         return [sum(pts[c] for c in hand) for hand in self.hands]
 
+    # -- what the hands say (engine/blind.py answers these without seeing the cards) ---------
+
+    def _check_holds(self, seat: int, cards: tuple[Card, ...]) -> None:
+        """RuleError unless `seat` holds `cards`."""
+        hand = self.hands[seat]
+        if len(cards) == 1:
+            if cards[0] not in hand:
+                raise RuleError(f"seat {seat} does not hold {cards[0]}")
+            return
+        have = Counter(hand)
+        for card, n in Counter(cards).items():
+            if have[card] < n:
+                raise RuleError(f"seat {seat} does not hold {n} × {card}")
+
+    def _shed(self, seat: int, cards: tuple[Card, ...], color: str | None, removed: bool) -> Card:
+        """Take the played cards (and a Discard All's colour) out of the hand onto the discard
+        pile, all but the card that goes on top, which is returned (the one of the colour named,
+        among several). `removed`: apply's fast path took the one card already."""
+        hand = self.hands[seat]
+        discard = self.discard
+        if len(cards) == 1:
+            top = cards[0]
+            if not removed:
+                hand.remove(top)
+        else:
+            for card in cards:
+                hand.remove(card)
+            top = top_of(cards, color)
+            rest = list(cards)
+            rest.remove(top)
+            discard.extend(rest)
+        if self._eff[top].discards_colour:
+            same = [c for c in hand if c.color == top.color]
+            if same:
+                discard.extend(same)
+                hand[:] = [c for c in hand if c.color != top.color]
+        return top
+
+    def _held_none_of(self, seat: int, color: str | None) -> bool:
+        """A Wild Draw Four was legal: the player held no card of the colour in play."""
+        return color is None or all(c.color != color for c in self.hands[seat])
+
+    def _wd4_verdict(self) -> bool:
+        """Whether the Wild Draw Four being challenged was legal."""
+        return self.wd4_legal or self.wd4_by is None
+
+    def _could_play(self, seat: int) -> bool:
+        """Whether `seat` holds a card it could play now (before a hit)."""
+        ok = self._ok
+        return any(c in ok for c in self.hands[seat])
+
+    def _offer_taken(self, seat: int, got: list[Card]) -> bool:
+        """After a take on the player's own turn: may the player play what came (True; the
+        state says which card), or is the turn over (False)?"""
+        ok = self._ok
+        if self._attack:
+            if any(c in ok for c in got):
+                self.fired_play = True
+                return True
+            return False
+        if got and got[-1] in ok:
+            self.drawn = got[-1]  # the player may play it now, or pass
+            return True
+        return False
+
+    def _keep_drawing(self, got: list[Card]) -> bool:
+        """draw_until_playable: the last card drawn does not play, so another is drawn."""
+        return got[-1] not in self._ok
+
+    def _nothing_to_fire(self) -> bool:
+        """Nothing is left to fire anywhere: the launcher is empty and so is the discard pile
+        but for its top card (hit-until-fire then ends)."""
+        return not self.pile and len(self.discard) <= 1
+
+    def _gives_up(self, got: list[Card]) -> bool:
+        """An owed draw that brought nothing is dropped (nothing could be drawn)."""
+        return not got
+
     # -- checking ---------------------------------------------------------------------------
 
-    def _until_fire(self, seat: int, face: str | None) -> _Due:
-        # Classic draws from an exact pile: "until a card fires" is one card.
-        if self.rules.attack:
-            return _Due(seat, "until_fire", 1, face)
-        return _Due(seat, "draws", 1, face)
+    def _owed(self, seat: int, effect: Effect, cards: int, stacked: int = 0) -> _Due:
+        """What `seat` owes for `cards` cards of `effect` (plus a stacked penalty)."""
+        if effect.until_fire:
+            # Classic draws from an exact pile: "until a card fires" is one card.
+            if self._attack:
+                return _Due(seat, "until_fire", 1, effect.face)
+            return _Due(seat, "draws", 1, effect.face)
+        n = effect.take * cards if effect.adds_up else effect.take
+        return _Due(seat, self._take_kind, n + stacked, effect.face)
 
     def _playable(self, card: Card) -> bool:
         color = self.color
@@ -555,12 +660,23 @@ class Round:
             or card.face == self.discard[-1].face
         )
 
-    def _effective(self, face: str) -> str:
-        return self.rules.custom_wild_effect if face == "WC" else face
+    def _answers(self, due: _Due) -> frozenset[str]:
+        """stacking: the faces that may answer `due` now (none once it is being served)."""
+        if not self._stacking or not due.fresh or due.face is None or due.kind == "until_fire":
+            return frozenset()
+        return EFFECTS[due.face].answers
+
+    def _challengeable(self, due: _Due) -> bool:
+        return (
+            due.fresh
+            and due.face is not None
+            and EFFECTS[due.face].challengeable
+            and self.wd4_by is not None
+        )
 
     def _check(self, action: Action) -> str:
         """Raise RuleError unless `action` is legal now; return the play context
-        ("turn", "stack", "jump", "drawn") for plays, or the kind."""
+        ("turn", "stack", "jump") for plays, or the kind."""
         seat = action.seat
         if not 0 <= seat < self.players or seat in self.out:
             raise RuleError(f"seat {seat} is not in this round")
@@ -569,16 +685,22 @@ class Round:
             raise RuleError(f"the round is over: seat {self.winner} went out")
         if kind == "play":
             return self._check_play(action)
-        if action.cards or action.color is not None:
-            raise RuleError(f"{kind} takes no cards or colour")
+        if action.cards:
+            raise RuleError(f"{kind} takes no cards")
         if kind == "catch":
+            if action.color is not None:
+                raise RuleError("catch takes no colour")
             self._check_catch(action)
-        elif action.target is not None:
+            return kind
+        if action.target is not None:
             raise RuleError(f"{kind} takes no target")
-        elif kind == "uno":
+        if kind in ("hit", "draw"):
+            self._check_take(seat, kind, action.color)
+            return kind
+        if action.color is not None:
+            raise RuleError(f"{kind} takes no colour")
+        if kind == "uno":
             self._check_uno(seat)
-        elif kind in ("hit", "draw"):
-            self._check_take(seat, kind)
         elif kind == "pass":
             self._check_pass(seat)
         elif kind == "challenge":
@@ -588,13 +710,11 @@ class Round:
         return kind
 
     def _check_uno(self, seat: int) -> None:
+        # Any number of cards is accepted: with three or more it is a false call (penalised).
         if self.winner is not None:
             raise RuleError(f"seat {self.winner} has gone out; no more UNO calls")
         if self.uno_called[seat]:
             raise RuleError(f"seat {seat} has already called UNO")
-        n = len(self.hands[seat])
-        if n > 2:
-            raise RuleError(f"seat {seat} holds {n} cards; UNO is called with two or one")
 
     def _check_catch(self, action: Action) -> None:
         target = action.target
@@ -604,11 +724,16 @@ class Round:
             raise RuleError("catch needs the seat of a player in the round")
         if target == action.seat:
             raise RuleError(f"seat {action.seat} cannot catch itself")
-        if len(self.hands[target]) != 1:
-            raise RuleError(f"seat {target} does not hold one card; only a last card is caught")
+        # Accusing a player who holds other than one card, or who called UNO in time, is a
+        # wrong accusation: accepted, and penalised. Too late, it is refused (RULES.md).
+        if len(self.hands[target]) == 1 and self.window != target:
+            raise RuleError(
+                f"too late to catch seat {target}: a missed UNO is caught before the next "
+                "player starts"
+            )
 
-    def _check_take(self, seat: int, kind: str) -> None:
-        attack = self.rules.attack
+    def _check_take(self, seat: int, kind: str, color: str | None) -> None:
+        attack = self._attack
         if kind == "hit" and not attack:
             raise RuleError("classic rules draw cards: use draw, not hit")
         if kind == "draw" and attack:
@@ -617,11 +742,30 @@ class Round:
             due = self.pending[0]
             if due.seat != seat:
                 raise RuleError(f"seat {due.seat} must {due.owed()} first")
-            return
-        if seat != self.turn:
-            raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
+        else:
+            if seat != self.turn:
+                raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
+            self._check_take_again(seat)
+        # A wild turned up first: its colour is named before anything else. A hit or draw as
+        # the turn's move must name it (it would leave the next player no colour to follow);
+        # one owed for the card turned up may name it, else the next player names it. (A
+        # scenario resumed with a wild on top and no colour leaves it open: anything goes.)
+        if color is not None and color not in _ALL_COLORS:
+            raise RuleError(f"colour {color!r}: name R, Y, G or B")
+        if self.color is None and self.winner is None:
+            if color is None and not self.pending and self._name_first:
+                raise RuleError(
+                    f"{self.discard[-1]} was turned up: seat {seat} names the colour first "
+                    f"({kind} naming R, Y, G or B)"
+                )
+        elif color is not None:
+            raise RuleError(f"{kind} names no colour: only after a wild turned up first")
+
+    def _check_take_again(self, seat: int) -> None:
         if self.drawn is not None:
             raise RuleError(f"seat {seat} has drawn already: play {self.drawn} or pass")
+        if self.fired_play:
+            raise RuleError(f"seat {seat} has hit already: play a card the launcher fired, or pass")
 
     def _check_pass(self, seat: int) -> None:
         if self.pending:
@@ -629,15 +773,15 @@ class Round:
             raise RuleError(f"seat {due.seat} must {due.owed()}; no passing")
         if seat != self.turn:
             raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
-        if self.drawn is None and not self.bonus:
-            verb = "hit" if self.rules.attack else "draw"
+        if self.drawn is None and not self.bonus and not self.fired_play:
+            verb = "hit" if self._attack else "draw"
             raise RuleError(f"seat {seat} must play or {verb}; passing is only after a draw")
 
     def _check_challenge(self, seat: int) -> None:
         if self.winner is not None:
             raise RuleError(f"seat {self.winner} has gone out; the draw stands")
         due = self.pending[0] if self.pending else None
-        if due is None or due.face != "WD4" or not due.fresh or due.seat != seat:
+        if due is None or due.seat != seat or not self._challengeable(due):
             raise RuleError(f"seat {seat} has no Wild Draw Four to challenge")
 
     def _check_play(self, action: Action) -> str:
@@ -648,66 +792,56 @@ class Round:
         if self.winner is not None:
             due = self.pending[0]
             raise RuleError(f"seat {self.winner} has gone out; seat {due.seat} must {due.owed()}")
+        effect = self._eff[cards[0]]
         face = cards[0].face
         if len(cards) > 1:
-            if not self.rules.multi_play:
+            if not self._multi:
                 raise RuleError("play one card at a time (multi_play is off)")
             if any(c.face != face for c in cards):
                 raise RuleError("cards played together must share a number or symbol")
-            if face in _SINGLE_ONLY:
+            if not effect.multi:
                 raise RuleError(f"{face} cannot be played several at once")
-        rules = self.rules
         # Who may play, and against what.
         if self.pending:
             due = self.pending[0]
-            answers = _STACK_ANSWERS.get(due.face or "") if rules.stacking and due.fresh else None
             if due.seat != seat:
                 raise RuleError(f"seat {due.seat} must {due.owed()} before anyone plays")
-            if answers is None or due.kind == "until_fire":
+            answers = self._answers(due)
+            if not answers:
                 raise RuleError(f"seat {seat} must {due.owed()} before playing")
-            if self._effective(face) not in answers:
+            if effect.face not in answers:
                 raise RuleError(
                     f"seat {seat} must {due.owed()} or answer with {' or '.join(sorted(answers))}"
                 )
             context = "stack"
         elif seat == self.turn:
-            if self.drawn is not None:
-                if len(cards) != 1 or cards[0] != self.drawn:
-                    raise RuleError(f"after drawing, only the drawn {self.drawn} may be played")
-                context = "drawn"
-            else:
-                context = "turn"
+            if self.drawn is not None and (len(cards) != 1 or cards[0] != self.drawn):
+                raise RuleError(f"after drawing, only the drawn {self.drawn} may be played")
+            context = "turn"
         else:
             top = self.discard[-1]
             if not (
-                rules.jump_in
+                self.rules.jump_in
                 and len(cards) == 1
                 and cards[0] == top
                 and top.is_number
                 and self.last_seat is not None
                 and self.drawn is None
+                and not self.fired_play
                 and not self.bonus
             ):
                 raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
             context = "jump"
-        hand = self.hands[seat]
-        if len(cards) == 1:
-            if cards[0] not in hand:
-                raise RuleError(f"seat {seat} does not hold {cards[0]}")
-        else:
-            have = Counter(hand)
-            for card, n in Counter(cards).items():
-                if have[card] < n:
-                    raise RuleError(f"seat {seat} does not hold {n} × {card}")
-        if context in ("turn", "drawn") and not any(self._playable(c) for c in cards):
+        self._check_holds(seat, cards)
+        if context == "turn" and not any(self._playable(c) for c in cards):
             top = self.discard[-1]
             raise RuleError(
                 f"{cards[0]} does not match {top} (colour {self.color}); "
-                f"{'hit' if rules.attack else 'draw'} instead"
+                f"{'hit' if self._attack else 'draw'} instead"
             )
         # Colour.
         color = action.color
-        if cards[0].is_wild:
+        if effect.wild:
             if color not in _ALL_COLORS:
                 raise RuleError(f"name a colour for {cards[0]}: R, Y, G or B")
         elif color is None:
@@ -715,9 +849,8 @@ class Round:
         elif all(c.color != color for c in cards):
             raise RuleError(f"colour {color} is not among the cards played")
         # Target.
-        eff = self._effective(face)
         target = action.target
-        if eff in _TARGET_FACES:
+        if effect.aims:
             if (
                 target is None
                 or target == seat
@@ -728,14 +861,18 @@ class Round:
         elif target is not None:
             raise RuleError(f"{face} takes no target")
         # Going out.
-        if len(cards) == len(hand):
-            if face == "TH":
-                raise RuleError("TH cannot be your last card")
-            if rules.last_card_restriction and (face in _RESTRICTED_LAST or cards[0].is_wild):
+        if len(cards) == len(self.hands[seat]):
+            if not effect.last_card:
+                raise RuleError(f"{face} cannot be your last card")
+            if self.rules.last_card_restriction and effect.restricted_last:
                 raise RuleError(f"you may not go out on {face} (last_card_restriction)")
         return context
 
     # -- applying ---------------------------------------------------------------------------
+
+    def check(self, action: Action) -> None:
+        """RuleError (with the reason) unless `apply` would accept `action` now; changes nothing."""
+        self._check(action)
 
     def apply(self, action: Action) -> None:
         """Carry out `action`; RuleError (and no change at all) if it is not legal now."""
@@ -768,21 +905,22 @@ class Round:
                         if card in _NUMBER_CARDS and not self.bonus:
                             # A number card: no effect, play passes on.
                             self.drawn = None
+                            self.fired_play = False
                             self.discard.append(card)
                             self.color = c = card.color
                             self._ok = _PLAYABLE[c][card.face]
                             self.last_seat = seat
                             if len(hand) == 1:
                                 self.window = seat
-                                self._ones += 1
-                            else:
+                            elif self.window != seat:
                                 self.window = None
                             if self._logging:
                                 self.log.append(str(action))
                             self.turn = self.actor = self._succ[seat]
                             self.turns += 1
                             return
-                        self.window = None
+                        if self.window != seat:
+                            self.window = None
                         self._do_play(action, "turn", removed=True)
                         pending = self.pending  # _settle(), inline
                         self.actor = (
@@ -793,14 +931,23 @@ class Round:
                             else None
                         )
                         return
-        elif kind == self._take_name and not action.cards and action.color is None:
+        elif (
+            kind == self._take_name
+            and not action.cards
+            and action.color is None
+            and self.color is not None
+        ):
             pending = self.pending
             if action.target is None and (
                 pending[0].seat == seat
                 if pending
-                else seat == self.turn and self.winner is None and self.drawn is None
+                else seat == self.turn
+                and self.winner is None
+                and self.drawn is None
+                and not self.fired_play
             ):
-                self.window = None
+                if self.window != seat:
+                    self.window = None
                 self._do_take(seat)
                 pending = self.pending  # _settle(), inline
                 self.actor = (
@@ -809,35 +956,41 @@ class Round:
                 return
         context = self._check(action)
         if kind == "uno":
-            self._do_uno(action.seat)
+            self._do_uno(seat)
         elif kind == "catch":
-            self._do_catch(action.seat, action.target)  # type: ignore[arg-type]
+            self._do_catch(seat, action.target)  # type: ignore[arg-type]
         else:
-            # Any other action is somebody's first move after the card: the UNO window closes.
-            self.window = None
+            # A move by anyone but the player who just went down to one card closes the UNO
+            # window; that player's own bonus card, pass or hit does not (RULES.md decisions).
+            if self.window != seat:
+                self.window = None
             if kind == "play":
                 self._do_play(action, context)
             elif kind in ("hit", "draw"):
-                self._do_take(action.seat)
+                if action.color is not None:
+                    # The colour of a wild turned up first, named before the take.
+                    self.color = action.color
+                    self._ok = _PLAYABLE[action.color][self.discard[-1].face]
+                    if self._logging:
+                        self.log.append(f"seat {seat} names {action.color}")
+                self._do_take(seat)
             elif kind == "pass":
                 if self._logging:
-                    self.log.append(f"seat {action.seat} passes")
+                    self.log.append(f"seat {seat} passes")
                 self._end_turn()
             else:
-                self._do_challenge(action.seat)
+                self._do_challenge(seat)
         self._settle()
 
     def _penalise(self, seat: int, why: str) -> None:
         n = self.rules.uno_penalty
         if n:
-            kind = "hits" if self.rules.attack else "draws"
-            self.pending.insert(0, _Due(seat, kind, n))
+            self.pending.insert(0, _Due(seat, self._take_kind, n))
         if self._logging:
-            self.log.append(f"seat {seat}: {why}, {n} {'hits' if self.rules.attack else 'cards'}")
+            self.log.append(f"seat {seat}: {why}, {n} {'hits' if self._attack else 'cards'}")
 
     def _do_uno(self, seat: int) -> None:
-        n = len(self.hands[seat])
-        if n == 1 or seat == self.turn:
+        if len(self.hands[seat]) <= 2:
             self.uno_called[seat] = True
             if self._logging:
                 self.log.append(f"seat {seat} calls UNO")
@@ -845,7 +998,8 @@ class Round:
             self._penalise(seat, "false UNO call")
 
     def _do_catch(self, seat: int, target: int) -> None:
-        if self.window == target and not self.uno_called[target]:
+        if len(self.hands[target]) == 1 and not self.uno_called[target]:
+            # _check_catch made sure the window is open on `target`.
             self.window = None
             if self._logging:
                 self.log.append(f"seat {seat} catches seat {target}")
@@ -856,11 +1010,26 @@ class Round:
             self._penalise(seat, "wrong accusation")
 
     def _end_turn(self) -> None:
-        origin = self._origin if self.bonus else self.turn
-        self.bonus = False
+        if self.bonus:
+            # After the bonus turn play goes on past the skipped seats, never back to the player.
+            self.turn = self._after(self._origin, 1, self.turn)
+            self.bonus = False
+        else:
+            self.turn = self._succ[self.turn]  # _next(turn): this runs after every draw or hit
         self.drawn = None
-        self.turn = self._succ[origin]  # _next(origin): this runs after every draw or hit
+        self.fired_play = False
         self.turns += 1
+
+    def _after(self, origin: int, steps: int, player: int | None) -> int:
+        """The seat `steps` seats after `origin` in the direction of play, not counting
+        `player` (in a bonus turn "next" never comes back to the player who played)."""
+        succ = self._succ
+        seat = origin
+        for _ in range(steps):
+            seat = succ[seat]
+            if seat == player:
+                seat = succ[seat]
+        return seat
 
     def _refill(self) -> int:
         """Cards loaded in the launcher; when it is dry, reshuffle the discard pile (except its
@@ -879,9 +1048,7 @@ class Round:
         got = self.pile[:count]
         del self.pile[:count]
         hand = self.hands[seat]
-        before = len(hand)
         hand.extend(got)
-        self._ones += (len(hand) == 1) - (before == 1)
         if len(hand) > 1:
             self.uno_called[seat] = False
         return got
@@ -916,14 +1083,13 @@ class Round:
         return got
 
     def _do_take(self, seat: int) -> None:
-        attack = self._attack
         if self.pending:
             due = self.pending[0]
             due.fresh = False
             if due.kind == "draws":
                 got = self._draw(seat, due.n)
                 due.n -= len(got)
-                if due.n <= 0 or not got:
+                if due.n <= 0 or self._gives_up(got):
                     self.pending.pop(0)
             else:
                 got = self._fire(seat)
@@ -931,13 +1097,17 @@ class Round:
                     due.n -= 1
                     if due.n <= 0:
                         self.pending.pop(0)
-                elif got or (not self.pile and len(self.discard) <= 1):
+                elif got or self._nothing_to_fire():
                     # Hit-until-fire ends on a firing press (or when nothing is left to fire).
                     self.pending.pop(0)
             return
-        if attack:
-            # A hit ends the turn even if a fired card is playable.
-            self._fire(seat)
+        if self._attack:
+            # A hit ends the turn even if a fired card is playable, unless play_fired_card lets
+            # a player who could not play (not in a bonus turn) play a card that came.
+            forced = self._play_fired and not self.bonus and not self._could_play(seat)
+            got = self._fire(seat)
+            if forced and self._offer_taken(seat, got):
+                return
             self._end_turn()
             return
         pile = self.pile
@@ -947,49 +1117,40 @@ class Round:
                 card = pile.pop(0)
                 hand = self.hands[seat]
                 hand.append(card)
-                self._ones += (len(hand) == 1) - (len(hand) == 2)
                 self.uno_called[seat] = False  # the hand now holds two or more
                 self.cards_fired += 1
                 if card in self._ok:
                     self.drawn = card  # the player may play it now, or pass
                     return
+            if self.bonus:
+                self._end_turn()
+                return
             # _end_turn(), inline (the hot path of a classic round).
-            origin = self._origin if self.bonus else self.turn
-            self.bonus = False
             self.drawn = None
-            self.turn = self._succ[origin]
+            self.turn = self._succ[self.turn]
             self.turns += 1
             return
         got = self._draw(seat, 1)
         if self._until_playable:
-            while got and not self._playable(got[-1]):
+            while got and self._keep_drawing(got):
                 more = self._draw(seat, 1)
                 if not more:
                     break
                 got = more
-        if got:
-            card = got[-1]
-            color = self.color
-            if (
-                card.color is None
-                or card.color == color
-                or color is None
-                or card.face == self.discard[-1].face
-            ):
-                self.drawn = card  # the player may play it now, or pass
-                return
-        self._end_turn()
+        if not self._offer_taken(seat, got):
+            self._end_turn()
 
     def _do_challenge(self, seat: int) -> None:
         due = self.pending[0]
         due.fresh = False
-        if self.wd4_legal or self.wd4_by is None:
+        if self._wd4_verdict():
             due.n += 2
             if self._logging:
                 self.log.append(f"seat {seat} challenges the WD4 and loses: {due.owed()}")
             return
         # Guilty: the player who played it takes four instead; the challenger keeps the turn.
         offender = self.wd4_by
+        assert offender is not None
         due.n -= 4
         if due.n <= 0:
             self.pending.pop(0)
@@ -1000,50 +1161,27 @@ class Round:
             self.log.append(f"seat {seat} challenges the WD4 and wins: seat {offender} draws 4")
 
     def _do_play(self, action: Action, context: str, *, removed: bool = False) -> None:
-        """Carry out a checked play (`removed`: apply's fast path took the one card already)."""
+        """Carry out a checked play by the card's entry in the effects table (`removed`: apply's
+        fast path took the one card already)."""
         seat = action.seat
         cards = action.cards
-        hands = self.hands
-        hand = hands[seat]
         color = action.color
-        first = cards[0]
-        face = first.face
         n = len(cards)
-        discard = self.discard
-        # The card of the named colour goes on top; the others under it.
-        if n == 1:
-            if removed:
-                was_one = not hand
-            else:
-                was_one = len(hand) == 1
-                hand.remove(first)
-            top = first
-        else:
-            was_one = len(hand) == 1
-            for card in cards:
-                hand.remove(card)
-            top = next((c for c in cards if c.color == color), cards[-1])
-            rest = list(cards)
-            rest.remove(top)
-            discard.extend(rest)
-        if face == "DA":
-            # Discard All: every card of that colour leaves the hand, the DA ends on top.
-            same = [c for c in hand if c.color == top.color]
-            if same:
-                discard.extend(same)
-                hand[:] = [c for c in hand if c.color != top.color]
-        # (A TH swap below only trades two hands: it does not change how many hold one card.)
-        self._ones += (len(hand) == 1) - was_one
-        discard.append(top)
+        effect = self._eff[cards[0]]
         prev_color = self.color
+        top = self._shed(seat, cards, color, removed)
+        self.discard.append(top)
         self.color = color
         self._ok = _PLAYABLE[color][top.face]
         self.drawn = None
+        self.fired_play = False
         self.last_seat = seat
         if self._logging:
             self.log.append(str(action))
-        # Where "next" counts from.
+        # Where "next" counts from: the player, or in a bonus turn the last seat skipped.
         stacked = 0
+        # In a bonus turn "next" never comes back to the player (RULES.md decisions).
+        player = seat if self.bonus else None
         if context == "stack":
             stacked = self.pending.pop(0).n
             origin = seat
@@ -1052,42 +1190,40 @@ class Round:
         else:
             origin = seat
         self.bonus = False
-        if face == "WD4":
+        if effect.challengeable:
             # Legal only if the player held no card of the colour in play (checked on challenge).
             self.wd4_by = seat
-            self.wd4_legal = prev_color is None or all(c.color != prev_color for c in hand)
-        eff = self.rules.custom_wild_effect if face == "WC" else face
-        advance = 1
-        if face in _NUMBERS or eff == "W" or eff == "DA":
-            pass
-        elif eff == "S":
-            advance = 1 + n
-        elif eff == "R":
+            self.wd4_legal = self._held_none_of(seat, prev_color)
+        if effect.reverses:
             if n % 2:
                 self.direction = -self.direction
                 self._succ = self._succs[self.direction]
-            if self._two_player():
-                advance = 1 + n
-        elif eff == "H2" or eff == "D2" or eff == "WH4" or eff == "WD4":
-            victim = self._succ[origin]
-            per_card = 2 if eff == "H2" or eff == "D2" else 4
-            self.pending.append(_Due(victim, self._take_kind, per_card * n + stacked, eff))
-            advance = 2
-        elif eff == "WHF":
-            self.pending.append(self._until_fire(self._next(origin), face))
-            advance = 2
-        elif eff == "WAA":
-            self.pending.append(_Due(action.target, self._take_kind, 2, face))  # type: ignore[arg-type]
-        elif eff == "WAH":
-            other = self._next_left(seat)
-            while other != seat:
-                self.pending.append(_Due(other, self._take_kind, 1, face))
-                other = self._next_left(other)
-        elif face == "TH":
+            # A reverse turns play round from the player who played it, also as a bonus card
+            # (the seats an earlier S skipped are behind the player now).
+            origin = seat
+        skips = (effect.two_player_skips if self._two else effect.skips) * n
+        owes = effect.owes
+        if owes is not None:
+            succ = self._succ
+            if owes == "next":
+                # The victim owes the penalty and loses the turn.
+                victim = succ[origin] if player is None else self._after(origin, 1, player)
+                self.pending.append(self._owed(victim, effect, n, stacked))
+                skips += 1
+            elif owes == "target":
+                self.pending.append(self._owed(action.target, effect, 1))  # type: ignore[arg-type]
+            else:
+                # Every other player, going round from the next one in the current direction.
+                other = succ[seat]
+                while other != seat:
+                    self.pending.append(self._owed(other, effect, 1))
+                    other = succ[other]
+        hands = self.hands
+        if effect.swaps_hands:
             target = action.target
             hands[seat], hands[target] = hands[target], hands[seat]  # type: ignore[index]
             self.uno_called[seat] = self.uno_called[target] = False  # type: ignore[index]
-            hand = hands[seat]
+        hand = hands[seat]
         if not hand:
             self.winner = seat
             if self._logging:
@@ -1096,25 +1232,42 @@ class Round:
             return
         if len(hand) == 1:
             self.window = seat
-        order = self._order
-        if context == "jump":
-            # The players between lose their turn: play goes on from the one who jumped in.
-            self.turn = order[(self._pos[origin] + self.direction * advance) % len(order)]
-            self.turns += 1
-        elif (eff == "S" or eff == "R") and self._play_again:
+        if effect.play_again and self._play_again and context != "jump":
             # R/S bonus: the same player may play once more; skips are kept for afterwards.
             self.bonus = True
-            self._origin = self._next(origin, advance - 1)
+            self._origin = self._after(origin, skips, seat)
             self.turn = seat
         else:
-            self.turn = order[(self._pos[origin] + self.direction * advance) % len(order)]
+            self.turn = (
+                self._next(origin, 1 + skips)
+                if player is None
+                else self._after(origin, 1 + skips, player)
+            )
             self.turns += 1
 
     # -- legal actions ----------------------------------------------------------------------
 
+    def _take_actions(self, seat: int) -> Sequence[Action]:
+        """The seat's hit or draw: one action, or one per colour while a wild turned up first
+        waits for its colour (and the bare one too for a hit it owes)."""
+        if self.color is None and self.winner is None:
+            naming = _NAMING[self._take_name][seat]
+            if self.pending or not self._name_first:
+                return (self._takes[seat], *naming)
+            return naming
+        return (self._takes[seat],)
+
+    def _catch_of(self, seat: int) -> Action | None:
+        """The catch `seat` may make now: the player in the UNO window, if they did not call."""
+        w = self.window
+        if w is not None and w != seat and not self.uno_called[w] and len(self.hands[w]) == 1:
+            return _CATCH[seat][w]
+        return None
+
     def legal_actions(self, seat: int) -> list[Action]:
         """Every action `apply` accepts from `seat` now (plays in hand order, one per colour and
-        target).
+        target), but for the mistakes apply accepts to penalise them (a false UNO call, a wrong
+        accusation).
 
         Actions are shared objects: the same move is the same object every time.
         """
@@ -1125,15 +1278,17 @@ class Round:
             and not self.pending
             and self.winner is None
             and (not self._multi or self.drawn is not None)
+            and self.color is not None
         ):
             hands = self.hands
             hand = hands[seat]
             n = len(hand)
             if n > 1:
                 acts: list[Action] = [] if n > 2 or self.uno_called[seat] else [_UNO[seat]]
-                if self._ones:  # rare: only then look for seats to catch
-                    catch = _CATCH[seat]
-                    acts.extend([catch[o] for o in self._order if o != seat and len(hands[o]) == 1])
+                if self.window is not None:  # rare: only then is there someone to catch
+                    catch = self._catch_of(seat)
+                    if catch is not None:
+                        acts.append(catch)
                 plays = self._plays_of[seat]
                 drawn = self.drawn
                 if drawn is not None:
@@ -1151,30 +1306,54 @@ class Round:
                     del playable[1]
                 for card in dict.fromkeys(playable) if k > 2 else playable:
                     acts += plays[card]
+                if self.fired_play:
+                    acts.append(_PASS[seat])
+                    return acts
                 acts.append(self._takes[seat])
                 if self.bonus:
                     acts.append(_PASS[seat])
                 return acts
         else:
             pending = self.pending
-            if pending and pending[0].seat == seat and self.winner is None and not self._stacking:
+            if (
+                pending
+                and pending[0].seat == seat
+                and self.winner is None
+                and not self._stacking
+                and self.color is not None
+            ):
                 # The seat owes hits or draws (no stacking answers): take, or challenge a WD4.
                 hands = self.hands
                 n = len(hands[seat])
                 acts = [_UNO[seat]] if n <= 2 and not self.uno_called[seat] else []
-                if self._ones:
-                    catch = _CATCH[seat]
-                    acts.extend([catch[o] for o in self._order if o != seat and len(hands[o]) == 1])
+                if self.window is not None:
+                    catch = self._catch_of(seat)
+                    if catch is not None:
+                        acts.append(catch)
                 acts.append(self._takes[seat])
-                due = pending[0]
-                if due.face == "WD4" and due.fresh:
+                if self._challengeable(pending[0]):
                     acts.append(_CHALLENGE[seat])
                 return acts
         return self._legal_slow(seat)
 
+    def is_mistake(self, action: Action) -> bool:
+        """True when `apply` would accept `action` only to penalise it: a false UNO call (three
+        or more cards), or accusing a player who does not hold one card or who called UNO.
+        legal_actions leaves these out (no player chooses them)."""
+        if action.kind not in ("uno", "catch"):
+            return False
+        try:
+            self._check(action)
+        except RuleError:
+            return False
+        if action.kind == "uno":
+            return len(self.hands[action.seat]) > 2
+        target: int = action.target  # type: ignore[assignment]
+        return len(self.hands[target]) != 1 or self.uno_called[target]
+
     def _legal_slow(self, seat: int) -> list[Action]:
         """legal_actions for every other case: out of turn, obligations, a last card, several
-        cards at once, a finished round."""
+        cards at once, a finished round, a wild turned up first."""
         pending = self.pending
         if self.winner is not None:
             # Only the hits (or draws) the last card caused are left.
@@ -1188,23 +1367,19 @@ class Round:
         acts: list[Action] = []
         if len(hand) <= 2 and not self.uno_called[seat]:
             acts.append(_UNO[seat])
-        if self._ones:  # rare: only then look for seats to catch
-            catch = _CATCH[seat]
-            for other in self._order:
-                if len(hands[other]) == 1 and other != seat:
-                    acts.append(catch[other])
-        take = self._takes[seat]
+        catch = self._catch_of(seat)
+        if catch is not None:
+            acts.append(catch)
         if pending:
             due = pending[0]
             if due.seat != seat:
                 return acts
-            acts.append(take)
-            if self.rules.stacking and due.fresh and due.kind != "until_fire":
-                answers = _STACK_ANSWERS.get(due.face or "")
-                if answers:
-                    eff = self._effective
-                    self._plays(acts, seat, hand, lambda c: eff(c.face) in answers, need_all=True)
-            if due.face == "WD4" and due.fresh:
+            acts.extend(self._take_actions(seat))
+            answers = self._answers(due)
+            if answers:
+                eff = self._eff
+                self._plays(acts, seat, hand, lambda c: eff[c].face in answers, need_all=True)
+            if self._challengeable(due):
                 acts.append(_CHALLENGE[seat])
             return acts
         if seat == self.turn:
@@ -1217,7 +1392,10 @@ class Round:
                 acts.append(_PASS[seat])
                 return acts
             self._plays(acts, seat, hand, self._playable)
-            acts.append(take)
+            if self.fired_play:
+                acts.append(_PASS[seat])
+                return acts
+            acts.extend(self._take_actions(seat))
             if self.bonus:
                 acts.append(_PASS[seat])
             return acts
@@ -1228,6 +1406,7 @@ class Round:
             and self.last_seat is not None
             and not self.bonus
             and self.drawn is None
+            and not self.fired_play
             and top in hand
         ):
             acts.append(_play(seat, top, top.color, None))
@@ -1248,6 +1427,7 @@ class Round:
         rules = self.rules
         going_out = len(hand)
         restrict = rules.last_card_restriction
+        eff = self._eff
         seen: set[Card] = set()
         targets = [s for s in self._order if s != seat]
         for card in hand:
@@ -1257,8 +1437,7 @@ class Round:
             if not ok(card):
                 continue
             if going_out == 1 and (
-                card.face == "TH"
-                or (restrict and (card.face in _RESTRICTED_LAST or card.color is None))
+                not eff[card].last_card or (restrict and eff[card].restricted_last)
             ):
                 continue
             self._add_play(acts, seat, (card,), targets)
@@ -1266,9 +1445,9 @@ class Round:
             return
         groups: dict[str, Counter[Card]] = {}
         for card in hand:
-            if card.face not in _SINGLE_ONLY:
+            if eff[card].multi:
                 groups.setdefault(card.face, Counter())[card] += 1
-        for face, counter in groups.items():
+        for counter in groups.values():
             if sum(counter.values()) < 2:
                 continue
             kinds = sorted(counter)
@@ -1281,7 +1460,7 @@ class Round:
                 elif not any(ok(c) for c in combo):
                     continue
                 if len(combo) == going_out and (
-                    restrict and (face in _RESTRICTED_LAST or combo[0].color is None)
+                    not eff[combo[0]].last_card or (restrict and eff[combo[0]].restricted_last)
                 ):
                     continue
                 self._add_play(acts, seat, tuple(combo), targets)
@@ -1294,7 +1473,7 @@ class Round:
             colors: Iterable[str] = COLORS
         else:
             colors = dict.fromkeys(c.color for c in cards)  # type: ignore[misc]
-        need_target = self._effective(first.face) in _TARGET_FACES
+        need_target = self._eff[first].aims
         single = len(cards) == 1
         for color in colors:
             for t in targets if need_target else (None,):
@@ -1307,8 +1486,9 @@ class Round:
 
     def copy(self) -> Round:
         """An independent copy of the state (sharing the deck, rules and launcher objects)."""
-        new = Round.__new__(Round)
-        for name in Round.__slots__:
+        cls = type(self)
+        new = cls.__new__(cls)
+        for name in _slots_of(cls):
             setattr(new, name, getattr(self, name))
         new.hands = [list(h) for h in self.hands]
         new.discard = list(self.discard)
@@ -1340,11 +1520,25 @@ class Round:
             "uno_called": [s for s, c in enumerate(self.uno_called) if c],
             "bonus": self.bonus,
             "drawn": str(self.drawn) if self.drawn is not None else None,
+            "fired_play": self.fired_play,
             "discard": format_cards(self.discard),
             "pile": format_cards(self.pile),
             "presses": self.presses,
             "cards_fired": self.cards_fired,
         }
+
+
+_SLOTS: dict[type, tuple[str, ...]] = {}
+
+
+def _slots_of(cls: type) -> tuple[str, ...]:
+    """Every slot of a Round class, its subclasses' (engine/blind.py) included."""
+    names = _SLOTS.get(cls)
+    if names is None:
+        names = _SLOTS[cls] = tuple(
+            n for k in cls.__mro__ for n in getattr(k, "__slots__", ()) if n != "__weakref__"
+        )
+    return names
 
 
 def _shuffle(cards: list[Card], rng: random.Random) -> None:
@@ -1366,10 +1560,18 @@ def _sub_multisets(kinds: list[Card], counts: list[int]) -> Iterator[list[Card]]
 
 
 def choose_dealer(deck: Deck, seats: Sequence[int], rng: random.Random) -> int:
-    """Each seat draws a card; the highest number card deals (ties draw again)."""
+    """Each seat draws a card; the highest number card deals (ties draw again).
+
+    A deck without two number values can never decide: InputError (load_deck refuses such a
+    deck file already). After many tied draws the tied seats draw lots instead.
+    """
+    if len({c.number for c in deck.counts if c.number is not None}) < 2:
+        raise InputError(
+            f"the {deck.name} deck needs number cards of at least two values to choose a dealer"
+        )
     contenders = list(seats)
     cards = deck.cards()
-    while True:
+    for _ in range(1000):
         rng.shuffle(cards)
         drawn = {s: cards[i] for i, s in enumerate(contenders)}
         values = {s: (c.number if c.number is not None else -1) for s, c in drawn.items()}
@@ -1379,6 +1581,7 @@ def choose_dealer(deck: Deck, seats: Sequence[int], rng: random.Random) -> int:
         contenders = [s for s in contenders if values[s] == best]
         if len(contenders) == 1:
             return contenders[0]
+    return rng.choice(contenders)
 
 
 @dataclass
@@ -1477,21 +1680,11 @@ class Game:
         winner = rnd.winner
         assert winner is not None
         left = rnd.points()
-        gained = [0] * self.players
-        mode = self.mode
-        if mode == "target":
-            gained[winner] = sum(left)
-        elif mode in ("lowest", "elimination"):
-            gained = list(left)
-        else:
-            team = self.team_of(winner)
-            won = sum(p for s, p in enumerate(left) if self.team_of(s) != team)
-            self.team_scores[team] += won
-            for s in range(self.players):
-                if self.team_of(s) == team:
-                    gained[s] = won
+        gained = round_gains(self.mode, winner, left, self.team_of)
         for s in range(self.players):
             self.scores[s] += gained[s]
+        if self.mode == "teams":
+            self.team_scores[self.team_of(winner)] += gained[winner]
         self.rounds_played += 1
         self.dealer = winner
         result = {
@@ -1501,37 +1694,11 @@ class Game:
             "gained": gained,
         }
         self.history.append(result)
-        self._decide()
+        active = [s for s in range(self.players) if s not in self.out]
+        self.winners, gone = decide(self.mode, self.scores, self.target, active, self.team_of)
+        self.out.update(gone)
         self.round = None
         return result
-
-    def _decide(self) -> None:
-        target = self.target
-        active = [s for s in range(self.players) if s not in self.out]
-        if self.mode == "target":
-            reached = [s for s in active if self.scores[s] >= target]
-            if reached:
-                self.winners = (max(reached, key=lambda s: (self.scores[s], -s)),)
-        elif self.mode == "lowest":
-            if any(self.scores[s] >= target for s in active):
-                low = min(self.scores[s] for s in active)
-                self.winners = tuple(s for s in active if self.scores[s] == low)
-        elif self.mode == "elimination":
-            gone = [s for s in active if self.scores[s] >= target]
-            left = [s for s in active if s not in gone]
-            if not left:
-                # Everyone left crossed the line together: the lowest total wins.
-                low = min(self.scores[s] for s in active)
-                self.winners = tuple(s for s in active if self.scores[s] == low)
-                return
-            self.out.update(gone)
-            if len(left) == 1:
-                self.winners = (left[0],)
-        else:
-            reached = [t for t in range(self.teams) if self.team_scores[t] >= target]
-            if reached:
-                best = max(reached, key=lambda t: (self.team_scores[t], -t))
-                self.winners = tuple(s for s in range(self.players) if self.team_of(s) == best)
 
     def to_dict(self) -> dict[str, Any]:
         """Scores and progress as plain data."""

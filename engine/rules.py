@@ -26,6 +26,8 @@ class Rules:
     Options (all documented in docs/rules.md):
       skip_reverse_play_again  after R or S the same player may play one more card (3+ players;
                                with two players R/S already give the turn back)
+      play_fired_card          Attack: after a hit they had to make (nothing played), the player
+                               may play a card the launcher fired, or pass
       custom_wild_effect       what WC does: W, WH4, WAA, WHF or WAH
       stacking                 answer H2/D2/WH4/WD4 with another; penalties add up
       multi_play               play several cards of one face at once
@@ -40,6 +42,7 @@ class Rules:
 
     preset: str = "attack"
     skip_reverse_play_again: bool = True
+    play_fired_card: bool = False
     custom_wild_effect: str = "W"
     stacking: bool = False
     multi_play: bool = False
@@ -64,10 +67,26 @@ OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules) if f.name !=
 
 # What each preset's source states; everything else keeps the dataclass default.
 PRESET_DEFAULTS: dict[str, dict[str, object]] = {
-    "attack": {"skip_reverse_play_again": True},
-    "attack-1998": {"skip_reverse_play_again": False},
+    # Seeds 000/003/004: after R or S "the player may play an additional card immediately";
+    # "take whatever the launcher gives and end your turn".
+    "attack": {"skip_reverse_play_again": True, "play_fired_card": False},
+    # Seed 001 (擊卡樂): "若仍不能出牌便可跳過" (if still unable to play, pass): a fired card
+    # that plays may be played.
+    "attack-1998": {"skip_reverse_play_again": False, "play_fired_card": True},
     "classic": {"skip_reverse_play_again": False},
 }
+# Seats each preset's sheet allows: seed 001 says 2-9 for UNO Attack (擊卡樂), the current sheet
+# 2-10; classic UNO seats 2-10 here.
+PLAYERS: dict[str, tuple[int, int]] = {
+    "attack": (MIN_PLAYERS, MAX_PLAYERS),
+    "attack-1998": (MIN_PLAYERS, 9),
+    "classic": (MIN_PLAYERS, MAX_PLAYERS),
+}
+
+
+def player_range(preset: str) -> tuple[int, int]:
+    """(fewest, most) seats the preset's rule sheet allows."""
+    return PLAYERS.get(preset, (MIN_PLAYERS, MAX_PLAYERS))
 
 
 def rules_for(preset: str, players: int = 4, **options: object) -> Rules:
@@ -81,15 +100,38 @@ def rules_for(preset: str, players: int = 4, **options: object) -> Rules:
         raise InputError(f"unknown preset `{preset}`: use {', '.join(PRESET_NAMES)}")
     if isinstance(players, bool) or not isinstance(players, int):
         raise InputError(f"players must be a whole number from {MIN_PLAYERS} to {MAX_PLAYERS}")
-    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise InputError(f"players = {players}: from {MIN_PLAYERS} to {MAX_PLAYERS}")
+    low, high = player_range(preset)
+    if not low <= players <= high:
+        raise InputError(f"players = {players}: from {low} to {high} for {preset}")
     values: dict[str, object] = dict(PRESET_DEFAULTS[preset])
     for name, value in options.items():
         _check_option(name, value)
         values[name] = value.upper() if name == "custom_wild_effect" else value  # type: ignore[union-attr]
     if values.get("draw_until_playable") and preset != "classic":
         raise InputError("draw_until_playable is a classic rule: use it with preset classic")
+    if values.get("play_fired_card") and preset == "classic":
+        raise InputError("play_fired_card is an Attack rule (classic plays the drawn card anyway)")
     return Rules(preset=preset, **values)  # type: ignore[arg-type]
+
+
+def parse_option(text: str, flag: str = "--option") -> tuple[str, object]:
+    """`NAME=VALUE` from a command line (`--option stacking=true`): true/false, a whole number,
+    or text; the name and value are checked by rules_for."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise InputError(f"{flag} {text!r}: write NAME=VALUE, e.g. stacking=true")
+    return name, parse_value(raw)
+
+
+def parse_value(raw: str) -> object:
+    """A command-line value as a file would give it: true/false, a whole number, or text."""
+    raw = raw.strip()
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    if raw.lstrip("-").isdigit():
+        return int(raw)
+    return raw
 
 
 def rules_from_mapping(preset: str, players: int, options: Mapping[str, object]) -> Rules:

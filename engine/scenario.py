@@ -176,6 +176,12 @@ def _start(
                 f"{field_name}: `{card}` is used {n} times but the {deck.name} deck has "
                 f"{deck.counts[card]}"
             )
+    if color is not None and not top.is_wild and color != top.color:
+        # A coloured top card sets the colour in play itself (docs/scenarios.md).
+        raise InputError(
+            f"start.color = {color!r} with top {top}: a coloured top card is its own colour; "
+            "color is for a wild on top"
+        )
     if color is not None and turn is None and not top.is_wild:
         raise InputError("start.color without start.turn: only a wild turned up first needs it")
     launcher = ScriptedLauncher(counts)
@@ -223,8 +229,13 @@ def _actions(raw: object, deck: Deck, players: int) -> list[Action]:
         target = (
             _int(entry["target"], f"{where}.target", 0, players - 1) if "target" in entry else None
         )
-        if verb != "play" and (color is not None or target is not None):
-            raise InputError(f"{where}: color and target go with play only")
+        if target is not None and verb != "play":
+            raise InputError(f"{where}: target goes with play only")
+        if color is not None and verb not in ("play", "hit", "draw"):
+            raise InputError(
+                f"{where}: color goes with play (or with hit/draw, naming the colour of a wild "
+                "turned up first)"
+            )
         if verb == "play":
             cards = (
                 _cards(value, f"{where}.play", deck)
@@ -240,7 +251,7 @@ def _actions(raw: object, deck: Deck, players: int) -> list[Action]:
         else:
             if value is not True:
                 raise InputError(f"{where}.{verb} = {value!r}: write {verb} = true")
-            out.append(Action(verb, seat))
+            out.append(Action(verb, seat, color=color))
     return out
 
 

@@ -30,7 +30,7 @@ from engine.executors import (
 )
 from engine.game import SCORING_MODES, Game, Round
 from engine.launchers import VirtualLauncher
-from engine.rules import MAX_PLAYERS, MIN_PLAYERS, rules_for
+from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
 from firmware.commandline import whole_number
 from firmware.jam import JamModel, JamParams
 
@@ -454,25 +454,6 @@ def build_settings(
         max_actions=MAX_ACTIONS_PER_ROUND,
         max_rounds=MAX_ROUNDS_PER_GAME,
     )
-
-
-def parse_option(text: str, flag: str = "--option") -> tuple[str, object]:
-    """`NAME=VALUE` of a rule option: true/false, a whole number, or text."""
-    name, sep, raw = text.partition("=")
-    name = name.strip()
-    if not sep or not name:
-        raise InputError(f"{flag} {text!r}: write NAME=VALUE, e.g. stacking=true")
-    return name, parse_value(raw)
-
-
-def parse_value(raw: str) -> object:
-    """A command-line value as a file would give it: true/false, a whole number, or text."""
-    raw = raw.strip()
-    if raw.lower() in ("true", "false"):
-        return raw.lower() == "true"
-    if raw.lstrip("-").isdigit():
-        return int(raw)
-    return raw
 
 
 # -- command line ---------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from engine.cards import PRESETS
 from engine.duration import PRESS_SECONDS, TURN_SECONDS, BoxTimes, game_seconds
 from engine.errors import BoxConfigError, InputError
 from engine.executors import Executor
-from engine.rules import OPTION_NAMES
+from engine.rules import OPTION_NAMES, parse_value
 from engine.sim import (
     MAX_GAMES,
     ProgressBar,
@@ -51,7 +51,6 @@ from engine.sim import (
     blocks,
     build_settings,
     open_executor,
-    parse_value,
     play_block,
 )
 from firmware import config as box_config

@@ -142,6 +142,8 @@ def test_load_deck_file_counts_and_points(tmp_path: Path) -> None:
         ("[cards]\nR1 = 20\n[points]\nR1 = -1\n", r"\[points\] R1 = -1"),
         ("colour = 1\n[cards]\nR1 = 20\n", "unknown key `colour`"),
         ("[cards]\nR1 = 3\n", "holds 3 cards"),
+        ("[cards]\nRS = 10\nW = 10\n", r"two values to choose the dealer .found none"),
+        ("[cards]\nR5 = 10\nB5 = 10\nWAA = 2\n", r"to choose the dealer .found only 5s"),
         ("name = 'x'\n", r"\[cards\] is required"),
         ("[cards\n", "not valid TOML"),
     ],
@@ -167,3 +169,22 @@ def test_binary_deck_file_is_one_line_error_naming_it(tmp_path: Path) -> None:
         load_deck(str(path))
     assert "\n" not in str(info.value)
     assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("command", ["sim", "demo", "table"])
+@pytest.mark.parametrize("body", ["[cards]\nRS = 10\nW = 10\n", "[cards]\nR5 = 10\nB5 = 10\n"])
+@pytest.mark.timeout(30)
+def test_a_deck_that_cannot_choose_a_dealer_is_refused_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, body: str
+) -> None:
+    """Such a deck used to be accepted, and sim and demo then hung choosing the dealer."""
+    from engine.cli import main
+
+    path = tmp_path / "deck.toml"
+    path.write_text(body, encoding="utf-8")
+    argv = [command, "--deck", str(path)]
+    if command == "table":
+        argv += ["--port", "none", "--players", "Ann,Bob", "--state", str(tmp_path / "t.json")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "to choose the dealer" in err and err.count("\n") == 1

@@ -308,24 +308,34 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"pending": [{"seat": 1, "hits": 2}]},
     ),
     (
-        "the catch window closes with the next player's first action",
-        dict(
-            hands=[["R1", "R2"], ["B5", "R6"], ["G1", "G2"]],
-            top="R9",
-            turn=0,
-            actions=[{"seat": 0, "play": "R1"}, {"seat": 1, "play": "R6"}, {"seat": 2, "catch": 0}],
-        ),
-        {"pending": [{"seat": 2, "hits": 2}], "turn": 2, "actor": 2},
-    ),
-    (
-        "a false UNO call (two cards, not your turn) costs two hits",
+        "UNO may be called with two cards, also before your turn",
         dict(
             hands=[["R1", "R2", "R3"], ["B5", "B6"], ["G1", "G2"]],
             top="R9",
             turn=0,
             actions=[{"seat": 1, "uno": True}],
         ),
-        {"pending": [{"seat": 1, "hits": 2}], "uno_called": []},
+        {"pending": [], "uno_called": [1]},
+    ),
+    (
+        "a false UNO call (three or more cards) costs two hits",
+        dict(
+            hands=[["B1", "B2", "B3"], ["R3"], ["Y3"]],
+            top="R5",
+            turn=0,
+            actions=[{"seat": 0, "uno": True}],
+        ),
+        {"pending": [{"seat": 0, "hits": 2}], "uno_called": []},
+    ),
+    (
+        "accusing a player who holds more than one card costs the accuser two hits",
+        dict(
+            hands=[["B1", "B2"], ["R3", "R4"], ["Y3"]],
+            top="R5",
+            turn=0,
+            actions=[{"seat": 0, "catch": 1}],
+        ),
+        {"pending": [{"seat": 0, "hits": 2}]},
     ),
     (
         "the last card's hits still happen before the round is over",
@@ -528,26 +538,15 @@ ERRORS: list[tuple[str, dict[str, Any], int, str]] = [
         "TH cannot be your last card",
     ),
     (
-        "UNO with many cards",
+        "a catch after the next player's first action is too late (no penalty for anyone)",
         dict(
-            hands=[["B1", "B2", "B3"], ["R3"], ["Y3"]],
-            top="R5",
+            hands=[["R1", "R2"], ["B5", "R6"], ["G1", "G2"]],
+            top="R9",
             turn=0,
-            actions=[{"seat": 0, "uno": True}],
+            actions=[{"seat": 0, "play": "R1"}, {"seat": 1, "play": "R6"}, {"seat": 2, "catch": 0}],
         ),
-        0,
-        "seat 0 holds 3 cards; UNO is called with two or one",
-    ),
-    (
-        "catching a player who holds more than one card",
-        dict(
-            hands=[["B1", "B2"], ["R3", "R4"], ["Y3"]],
-            top="R5",
-            turn=0,
-            actions=[{"seat": 0, "catch": 1}],
-        ),
-        0,
-        "seat 1 does not hold one card",
+        2,
+        "too late to catch seat 0",
     ),
     (
         "a pass without a bonus turn",

@@ -147,9 +147,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"pending": [{"seat": 2, "draws": 2}]},
     ),
     (
-        "a false UNO call costs two cards",
+        "a false UNO call (three or more cards) costs two cards",
         dict(
-            hands=[["R1", "R2", "R3"], ["B5", "B6"], ["G1", "G2"]],
+            hands=[["R1", "R2", "R3"], ["B5", "B6"], ["G1", "G2", "G3"]],
             top="R9",
             turn=0,
             actions=[{"seat": 2, "uno": True}],

@@ -1,0 +1,430 @@
+"""The simulator's rules and the table referee's are one: every move of seeded bot rounds is fed
+to the referee, and after every move the two must agree.
+
+`Round` (engine/game.py) plays with the hands; the referee (engine/referee.py, on
+engine/blind.py) sees only what the table tells it: the card played, a Discard All's count, what
+each press or dispense fired, "pass" when what came does not play, whether a challenged Wild
+Draw Four was legal. After each move they must agree on the turn, the direction, the colour, the
+top card, what is owed (by whom, how much), the hand counts, the UNO window and calls, the bonus
+turn, whether the player may play what a take brought, and the end of the round; after each
+round on the scores, who is out and who won.
+
+10,000 rounds across the three presets, 2 to 10 players, every rule option on and off, the four
+scoring modes, in chunks that pytest-xdist spreads over the cores. The last tests change one
+rule on one side only and check that this test notices.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from engine.blind import BlindRound
+from engine.bots import HeuristicBot, RandomBot
+from engine.cards import PRESETS
+from engine.errors import RuleError
+from engine.game import Action, Game, Round
+from engine.launchers import VirtualLauncher
+from engine.referee import Referee
+from engine.rules import CUSTOM_WILD_EFFECTS, rules_for
+
+ROUNDS = 10_000
+CHUNKS = 40
+NAMES = ["Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jon"]
+MAX_ACTIONS = 4000  # per round; a round that runs longer is cut (counted, must stay rare)
+BOOL_OPTIONS = (
+    "stacking",
+    "multi_play",
+    "jump_in",
+    "last_card_restriction",
+    "skip_reverse_play_again",
+    "two_player_rules",
+)
+
+
+class Disagree(AssertionError):
+    """The simulator and the referee disagree (the message says on what, and where)."""
+
+
+@dataclass
+class Tally:
+    """What a chunk covered."""
+
+    rounds: int = 0
+    moves: int = 0
+    cut: int = 0
+    presets: Counter[str] = field(default_factory=Counter)
+    players: Counter[int] = field(default_factory=Counter)
+    modes: Counter[str] = field(default_factory=Counter)
+    options_on: Counter[str] = field(default_factory=Counter)
+    options_off: Counter[str] = field(default_factory=Counter)
+    kinds: Counter[str] = field(default_factory=Counter)
+
+    def count_game(self, preset: str, players: int, options: dict[str, object], mode: str) -> None:
+        self.presets[preset] += 1
+        self.players[players] += 1
+        self.modes[mode] += 1
+        for name, value in options.items():
+            if isinstance(value, bool):
+                (self.options_on if value else self.options_off)[name] += 1
+
+
+def settings(rng: random.Random, game: int) -> tuple[str, int, dict[str, object], str]:
+    """Game `game` of a chunk: players go round 2 to 10; preset, options and mode at random."""
+    players = 2 + game % 9
+    presets = ["attack", "classic"] if players == 10 else ["attack", "attack-1998", "classic"]
+    preset = rng.choice(presets)
+    options: dict[str, object] = {name: rng.random() < 0.5 for name in BOOL_OPTIONS}
+    if preset != "classic":
+        options["play_fired_card"] = rng.random() < 0.5
+    else:
+        options["draw_until_playable"] = rng.random() < 0.5
+    options["custom_wild_effect"] = rng.choice(CUSTOM_WILD_EFFECTS)
+    options["uno_penalty"] = rng.choice([0, 1, 2, 2, 2, 3])
+    options["hand_size"] = rng.choice([1, 2, 3, 4, 5, 7, 7])
+    modes = ["target", "lowest", "elimination"]
+    if players >= 4 and players % 2 == 0:
+        modes.append("teams")
+    return preset, players, options, rng.choice(modes)
+
+
+def view(rnd: Round) -> tuple[Any, ...]:
+    """What both must agree on, from a round (the simulator's, or the referee's BlindRound)."""
+    over = rnd.winner is not None and not rnd.pending
+    return (
+        ("turn", rnd.turn),
+        ("direction", rnd.direction),
+        ("color", rnd.color),
+        ("top", str(rnd.discard[-1])),
+        ("pending", [(d.seat, d.kind, d.n) for d in rnd.pending]),
+        ("hands", [len(h) for h in rnd.hands]),
+        ("winner", rnd.winner),
+        ("over", over),
+        ("actor", rnd.actor),
+        ("bonus", rnd.bonus),
+        ("may play what came", rnd.drawn is not None or rnd.fired_play),
+        ("window", rnd.window),
+        ("uno called", list(rnd.uno_called)),
+    )
+
+
+class Pair:
+    """A simulated round and the referee following it."""
+
+    def __init__(self, game: Game, ref: Referee, rnd: Round, tally: Tally, where: str) -> None:
+        self.game = game
+        self.ref = ref
+        self.rnd = rnd
+        self.tally = tally
+        self.where = where
+        self.buffer: list[tuple[Action, dict[str, Any]]] = []  # moves before the referee starts
+        self.started = False
+        self.log: list[Action] = []
+        self.first_top = rnd.discard[-1]
+        if ref.dealer != rnd.dealer:
+            ref.set_dealer(rnd.dealer)
+        if not (self.first_top.is_wild and rnd.color is None):
+            self._start()
+        # else: the first player has not named the colour yet; the table tells the referee
+        # the colour with the card turned up, so it starts once the simulator knows it.
+
+    def _start(self) -> None:
+        top = self.first_top
+        self.ref.start_round(top, self.rnd.color if top.is_wild else None)
+        self.started = True
+        for act, facts in self.buffer:
+            self._feed(act, facts)
+        self.buffer.clear()
+        self.check("the start")
+
+    # -- moves ---------------------------------------------------------------------------------
+    def apply(self, act: Action) -> None:
+        rnd = self.rnd
+        facts = {
+            "counts": [len(h) for h in rnd.hands],
+            "pending": [(d.seat, d.kind, d.n, d.fresh) for d in rnd.pending],
+            "wd4_legal": rnd.wd4_legal,
+            "turn": rnd.turn,
+            "actor": rnd.actor,
+        }
+        rnd.apply(act)
+        facts["after"] = [len(h) for h in rnd.hands]
+        facts["turn_after"] = rnd.turn
+        facts["may_play"] = rnd.drawn is not None or rnd.fired_play
+        self.tally.moves += 1
+        self.tally.kinds[act.kind] += 1
+        self.log.append(act)
+        if not self.started:
+            self.buffer.append((act, facts))
+            if rnd.color is not None:
+                self._start()
+            return
+        self._feed(act, facts)
+        self.check(str(act))
+
+    def _feed(self, act: Action, facts: dict[str, Any]) -> None:
+        """Tell the referee what the table saw of `act`."""
+        ref = self.ref
+        seat = act.seat
+        try:
+            if act.kind == "play":
+                card = act.cards[0]
+                taken = facts["counts"][seat] - facts["after"][seat]
+                discarded = taken - len(act.cards) if card.face == "DA" else 0
+                jump = seat != facts["actor"]
+                ref.play(
+                    act.cards if len(act.cards) > 1 else card,
+                    color=act.color,
+                    target=act.target,
+                    discarded=discarded,
+                    seat=seat if jump else None,
+                )
+            elif act.kind in ("hit", "draw"):
+                self._feed_take(act, facts)
+            elif act.kind == "pass":
+                ref.pass_turn()
+            elif act.kind == "uno":
+                ref.call_uno(seat)
+            elif act.kind == "catch":
+                assert act.target is not None
+                ref.catch(act.target, seat)
+            elif act.kind == "challenge":
+                ref.challenge(facts["wd4_legal"])
+        except RuleError as exc:
+            raise self.disagree(f"the referee refused {act}: {exc}") from None
+
+    def _feed_take(self, act: Action, facts: dict[str, Any]) -> None:
+        ref = self.ref
+        seat = act.seat
+        fired = facts["after"][seat] - facts["counts"][seat]
+        owed = facts["pending"]
+        if owed:
+            if ref.classic and ref.round is not None and ref.round.answerable():
+                ref.draw()  # the victim takes the cards instead of answering
+                if ref.hitter() is None:
+                    return  # nothing left anywhere to draw: the obligation lapsed on both sides
+            ref.press(fired)
+            return
+        if not ref.classic:
+            ref.hit()
+            ref.press(fired)
+        else:
+            # One draw of the simulator may be several (draw_until_playable): one card each.
+            for _ in range(max(fired, 1)):
+                ref.draw()
+                ref.press(1 if fired else 0)
+        if not facts["may_play"] and ref.may_play_taken():
+            ref.pass_turn()  # what came does not play: the player says so
+
+    # -- checks ------------------------------------------------------------------------------
+    def disagree(self, what: str) -> Disagree:
+        recent = "; ".join(map(str, self.log[-8:]))
+        return Disagree(f"{self.where}: {what} (last moves: {recent})")
+
+    def check(self, after: str) -> None:
+        ref = self.ref
+        blind = ref.round
+        assert blind is not None
+        mine, theirs = view(self.rnd), view(blind)
+        if mine != theirs:
+            diff = [
+                f"{a[0]}: simulator {a[1]!r}, referee {b[1]!r}"
+                for a, b in zip(mine, theirs, strict=True)
+                if a != b
+            ]
+            raise self.disagree(f"after {after}: " + "; ".join(diff))
+        if ref.hand != [len(h) for h in self.rnd.hands]:
+            raise self.disagree(f"after {after}: hand counts {ref.hand}")
+        over = self.rnd.over
+        if (ref.phase != "play") != over:
+            raise self.disagree(f"after {after}: referee phase {ref.phase}, round over {over}")
+
+    def finish(self) -> None:
+        """Enter the hands left, score the round on both sides and compare."""
+        ref, game, rnd = self.ref, self.game, self.rnd
+        if not self.started:
+            raise self.disagree("a round ended before the referee could start it")
+        for seat in ref.to_enter():
+            ref.enter_hand(seat, rnd.hands[seat])
+        game.finish_round()
+        if ref.scores != game.scores:
+            raise self.disagree(f"scores: simulator {game.scores}, referee {ref.scores}")
+        out = sorted(s for s in range(game.players) if not ref.active[s])
+        if out != sorted(game.out):
+            raise self.disagree(f"out: simulator {sorted(game.out)}, referee {out}")
+        if game.over != (ref.phase == "over") or list(game.winners) != ref.game_winners:
+            raise self.disagree(
+                f"game end: simulator {list(game.winners)}, referee {ref.game_winners}"
+            )
+
+
+def play_round(pair: Pair, bots: list[Any], rng: random.Random) -> bool:
+    """Play the simulator's round to its end through `pair` (like engine.sim.play_round, plus
+    now and then a mistake the rules penalise); False if it was cut at MAX_ACTIONS."""
+    rnd = pair.rnd
+    seats = rnd.seats
+    for _ in range(MAX_ACTIONS):
+        if rnd.over:
+            return True
+        if rnd.window is not None or rnd.rules.jump_in:
+            first = rnd.window if rnd.window is not None else rnd.actor
+            start = seats.index(first) if first in seats else 0
+            top = rnd.discard[-1]
+            for seat in seats[start:] + seats[:start]:
+                if rnd.over:
+                    break
+                if rnd.window is None and top not in rnd.hands[seat]:
+                    continue  # no UNO to call or catch, no card to jump in with: skip the bot
+                act = bots[seat].react(rnd, seat)
+                if act is not None:
+                    pair.apply(act)
+            if rnd.over:
+                return True
+        if rng.random() < 0.01:
+            mistake(pair, rng)
+            if rnd.over:
+                return True
+        actor = rnd.actor
+        assert actor is not None
+        pair.apply(bots[actor].choose(rnd, actor))
+    return False
+
+
+def mistake(pair: Pair, rng: random.Random) -> None:
+    """A false UNO call, a wrong accusation or a late catch, made by a random seat: both must
+    penalise the first two alike and refuse the third alike."""
+    rnd = pair.rnd
+    seat = rng.choice(rnd.seats)
+    others = [s for s in rnd.seats if s != seat]
+    act = rng.choice([Action("uno", seat), Action("catch", seat, target=rng.choice(others))])
+    try:
+        rnd.check(act)
+    except RuleError:
+        if pair.started:
+            before = pair.ref.to_dict()
+            with pytest.raises(RuleError):
+                if act.kind == "uno":
+                    pair.ref.call_uno(seat)
+                else:
+                    pair.ref.catch(act.target, seat)  # type: ignore[arg-type]
+            if pair.ref.to_dict() != before:
+                raise pair.disagree(f"the referee changed state refusing {act}") from None
+        return
+    pair.apply(act)
+
+
+def run_games(seed: int, rounds: int) -> Tally:
+    """Seeded games of random settings until `rounds` rounds were refereed."""
+    rng = random.Random(f"differential:{seed}")
+    tally = Tally()
+    game_index = seed  # chunks start their round of player counts at different places
+    while tally.rounds < rounds:
+        preset, players, options, mode = settings(rng, game_index)
+        game_index += 1
+        rules = rules_for(preset, players, **options)
+        game_seed = rng.getrandbits(32)
+        target = rng.choice([60, 150, 300])
+        game = Game(
+            PRESETS[preset],
+            rules,
+            VirtualLauncher.seeded(game_seed),
+            players,
+            mode=mode,
+            target=target,
+            seed=game_seed,
+            log=False,
+        )
+        ref = Referee(NAMES[:players], deck=preset, mode=mode, target=target, options=options)
+        bots: list[Any] = [
+            RandomBot(rng.getrandbits(32))
+            if rng.random() < 0.3
+            else HeuristicBot(rng.getrandbits(32))
+            for _ in range(players)
+        ]
+        tally.count_game(preset, players, options, mode)
+        while not game.over and tally.rounds < rounds:
+            rnd = game.start_round()
+            where = (
+                f"seed {seed} game {game_seed} round {game.rounds_played + 1} "
+                f"({preset}, {players} players, {options}, {mode})"
+            )
+            pair = Pair(game, ref, rnd, tally, where)
+            if not play_round(pair, bots, rng):
+                tally.cut += 1
+                break  # a runaway round: start another game
+            pair.finish()
+            tally.rounds += 1
+    return tally
+
+
+# About 2.5 s of CPU a chunk; the timeout only guards a hang on a machine that is very busy.
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_the_referee_agrees_with_the_simulator_after_every_move(chunk: int) -> None:
+    tally = run_games(chunk, ROUNDS // CHUNKS)
+    assert tally.rounds == ROUNDS // CHUNKS
+    # A round past MAX_ACTIONS (random bots in a slow deck) is checked move by move up to there,
+    # then dropped with its game: it must stay rare (about 1 in 600 rounds).
+    assert tally.cut <= 5, f"{tally.cut} rounds ran past {MAX_ACTIONS} actions"
+    assert tally.moves > 20 * tally.rounds
+    # Every chunk (about 70 games) covers every preset, player count, scoring mode, and each
+    # rule option both on and off.
+    assert set(tally.presets) == {"attack", "attack-1998", "classic"}
+    assert set(tally.players) == set(range(2, 11))
+    assert set(tally.modes) == {"target", "lowest", "elimination", "teams"}
+    names = {*BOOL_OPTIONS, "play_fired_card", "draw_until_playable"}
+    assert set(tally.options_on) == names and set(tally.options_off) == names
+    assert {"play", "hit", "draw", "pass", "uno", "catch", "challenge"} <= set(tally.kinds)
+
+
+# -- the test notices a rule changed on one side only ----------------------------------------
+
+
+@contextmanager
+def changed(cls: type, name: str, wrap: Callable[[Any], Any]) -> Iterator[None]:
+    """Replace `cls.name` with wrap(original) for instances of exactly `cls`'s side."""
+    original = getattr(Round, name)
+    patched = wrap(original)
+    setattr(cls, name, patched)
+    try:
+        yield
+    finally:
+        if cls is Round:
+            setattr(Round, name, original)
+        else:
+            delattr(cls, name)
+
+
+def _skip_one_more(original: Callable[..., None]) -> Callable[..., None]:
+    def _do_play(self: Round, action: Action, context: str, *, removed: bool = False) -> None:
+        original(self, action, context, removed=removed)
+        if type(self) is Round and action.cards[0].face == "S" and self.winner is None:
+            self.turn = self._next(self.turn)  # the simulator alone: S skips two
+
+    return _do_play
+
+
+def _hit_two_is_three(original: Callable[..., None]) -> Callable[..., None]:
+    def _do_play(self: Round, action: Action, context: str, *, removed: bool = False) -> None:
+        original(self, action, context, removed=removed)
+        if isinstance(self, BlindRound) and action.cards[0].face == "H2" and self.pending:
+            self.pending[-1].n += 1  # the referee alone: Hit 2 owes three
+
+    return _do_play
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize(
+    ("side", "wrap"),
+    [(Round, _skip_one_more), (BlindRound, _hit_two_is_three)],
+    ids=["simulator changes S", "referee changes H2"],
+)
+def test_a_rule_changed_on_one_side_is_caught(side: type, wrap: Callable[[Any], Any]) -> None:
+    with changed(side, "_do_play", wrap), pytest.raises(Disagree):
+        run_games(12345, 200)
