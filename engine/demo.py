@@ -647,6 +647,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--target", type=int, default=500, help="points that win the game (500)")
     p.add_argument("--json", action="store_true", help="end with a one-line JSON summary")
+    from engine.web.demo_web import add_arguments  # --web, --pace, --http, --code (docs/web.md)
+
+    add_arguments(p)
     p.set_defaults(func=run_demo)
 
 
@@ -667,6 +670,10 @@ def run_demo(args: argparse.Namespace) -> int:
         players=args.players,
         seed=args.seed,
     )
+    if getattr(args, "web", False):
+        from engine.web.demo_web import run
+
+        return run(args, text)
     return play(text, args, sys.stdout)
 
 

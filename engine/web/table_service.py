@@ -253,16 +253,27 @@ class TableService:
 
     def _ask(self, partial: str, question: str) -> Outcome:
         """The referee asked for more: offer the words that answer its question."""
-        ref = self.session.ref
-        most = max((ref.hand[s] for s in ref.active_seats()), default=0)
-        groups = {
-            "colour": list(COLORS),
-            "player": list(ref.players),
-            "number": [str(n) for n in range(min(most, MAX_NUMBER_CHOICE) + 1)],
-            "answer": list(ANSWERS),
-        }
+        choices, refusal = self.choices(partial, question)
+        if not choices and refusal is not None:
+            return Outcome(False, error=refusal)
+        return Outcome(False, ask=question, line=partial, choices=choices)
+
+    def choices(self, partial: str, question: str) -> tuple[dict[str, list[str]], str | None]:
+        """The words that answer the referee's `question` about `partial`, grouped (`colour`,
+        `player`, `number`, `answer`): each one tried on a copy of the referee. An answer is one
+        it applies, or that moves it on to another question (WAA: the colour, then the
+        player). Also the first refusal met, for when nothing answers."""
+        with self._lock:
+            ref = self.session.ref
+            most = max((ref.hand[s] for s in ref.active_seats()), default=0)
+            groups = {
+                "colour": list(COLORS),
+                "player": list(ref.players),
+                "number": [str(n) for n in range(min(most, MAX_NUMBER_CHOICE) + 1)],
+                "answer": list(ANSWERS),
+            }
         choices: dict[str, list[str]] = {}
-        first_refusal: str | None = None
+        refusal: str | None = None
         taken: set[str] = set()
         for group, words in groups.items():
             accepted = []
@@ -270,18 +281,14 @@ class TableService:
                 if word.lower() in taken:
                     continue  # `y` is yellow before it is yes
                 result, text = self.trial(f"{partial} {word}")
-                # An answer is one that the referee applies or that moves it to another
-                # question (WAA: the colour, then the player), not the same question again.
                 if result == "applied" or (result == "asks" and text != question):
                     accepted.append(word)
-                elif result == "refused" and first_refusal is None:
-                    first_refusal = text
+                elif result == "refused" and refusal is None:
+                    refusal = text
             if accepted:
                 choices[group] = accepted
                 taken.update(w.lower() for w in accepted)
-        if not choices and first_refusal is not None:
-            return Outcome(False, error=first_refusal)
-        return Outcome(False, ask=question, line=partial, choices=choices)
+        return choices, refusal
 
     # -- the box ----------------------------------------------------------------------------
     def handle_event(self, event: dict[str, Any]) -> None:
