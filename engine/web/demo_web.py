@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -39,6 +40,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"--web: seconds between two moves, to follow on the page (default {DEFAULT_PACE:g})",
     )
+    p.add_argument(
+        "--wait-pages",
+        type=int,
+        default=1,
+        metavar="N",
+        help="--web: the bots start when N pages are open, so the first game is seen whole (1)",
+    )
     add_web_arguments(p)
 
 
@@ -55,6 +63,8 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
     need_web_extra()
     if not 0 <= args.pace <= 60:
         raise InputError(f"--pace {args.pace:g}: 0 to 60 seconds")
+    if not 0 <= args.wait_pages <= 1000:
+        raise InputError(f"--wait-pages {args.wait_pages}: 0 to 1000 pages")
     names = ",".join(NAMES[: args.players])
     server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
     box = MockBox(config_text)
@@ -87,11 +97,20 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
             bots = TableBots(
                 service, seed=args.seed, pace=args.pace, say=say, on_round_end=conserved
             )
-            server.attach(service, workers=[bots.run])
-            server.banner(out)
+
+            def play(stop: threading.Event) -> None:
+                while server.hub.pages < args.wait_pages and not stop.wait(0.05):
+                    pass
+                if not stop.is_set():
+                    say(f"{server.hub.pages} page(s) watching: the bots start")
+                    bots.run(stop)
+
+            server.attach(service, workers=[play])
+            server.banner(out, "unoattack demo --web")
+            waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
             print(
                 f"the bots {names.replace(',', ', ')} play to {args.target} through the mock box "
-                f"on {port}; watch them live at {server.url}",
+                f"on {port}{waiting}; watch them at {server.url}",
                 file=out,
                 flush=True,
             )

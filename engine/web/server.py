@@ -165,9 +165,9 @@ class WebServer:
         """Release the socket (when `run` never ran)."""
         self.sock.close()
 
-    def banner(self, out: TextIO) -> None:
+    def banner(self, out: TextIO, prog: str = "unoattack serve") -> None:
         """The URL, the join code and a QR code of the URL."""
-        print(f"unoattack serve: the table at {self.url}", file=out)
+        print(f"{prog}: the table at {self.url}", file=out)
         if self.host in ("127.0.0.1", "localhost", "::1"):
             print("  (this machine only; --http 0.0.0.0:PORT lets phones on the LAN in)", file=out)
         print(f"  join code: {self.auth.code}  (watchers need none; players enter it)", file=out)

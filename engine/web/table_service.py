@@ -137,6 +137,9 @@ class TableService:
     def __init__(self, session: TableSession, *, port: str | None = None) -> None:
         self.session = session
         self.box = session.box
+        said = session.out
+        # What the session said while it was opened ("resuming the game saved in ...").
+        self.startup_messages = said.take() if isinstance(said, _Lines) else []
         self._out = _Lines()
         session.out = self._out  # type: ignore[assignment]  # what the session says, captured
         self._lock = threading.RLock()
@@ -157,7 +160,7 @@ class TableService:
             }
             for card in sorted(deck.counts)
         ]
-        self.startup_messages = self._out.take()
+        self.startup_messages += self._out.take()
 
     # -- reading ----------------------------------------------------------------------------
     def view(self) -> dict[str, Any]:
@@ -296,7 +299,10 @@ class TableService:
         with self._lock:
             before = self._fingerprint()
             presses = list(self.session.ref.presses)
+            last = dict(self.session.last_event)
             self.session.handle_event(event)
+            if self.session.last_event == last:
+                return  # an event the game had applied already (a replay): nothing to show
             ref = self.session.ref
             # The seat a fire counted for: the one whose press tally went up (none if refused).
             seat = next((s for s, n in enumerate(ref.presses) if n > presses[s]), None)
