@@ -367,7 +367,7 @@ class TableService:
         box = self.box
         if box is None:
             return
-        self.refresh_box()
+        self.box_op("model")  # the jam model's parameters for the panel, and the status
         while not stop.is_set():
             try:
                 for event in box.events(timeout=0.2):

@@ -32,6 +32,7 @@
     retry: 500,
     hand: [], // round end: cards picked for the hand being entered
     received: [], // every update number received, in order (tests read it)
+    hellos: 0, // connections made
     gaps: 0,
   };
   window.unoattack = page; // for the browser tests and the curious
@@ -84,6 +85,7 @@
 
   function receive(msg) {
     if (msg.type === "hello") {
+      page.hellos += 1;
       if (msg.epoch !== page.epoch) { page.seq = 0; page.received = []; $("messages").replaceChildren(); }
       const fresh = page.seq === 0;
       page.epoch = msg.epoch;
@@ -322,7 +324,7 @@
     if (v.classic && b.box) bs.replaceChildren("button locked: the referee dispenses every draw");
     else if (!b.box) bs.replaceChildren(v.hitter !== null ? `no box: tap what fired for ${name(v.hitter)}` : "no box connected");
     else if (b.locked === false && b.seat !== null) bs.replaceChildren(el("span", { class: "live", text: `● button live for ${name(b.seat)}` }));
-    else bs.replaceChildren(b.locked ? "🔒 button locked" : "button: waiting for the box");
+    else bs.replaceChildren(b.locked ? el("span", { class: "locked", text: "■ button locked" }) : "button: waiting for the box");
     bs.dataset.locked = String(b.locked);
 
     const uno = ref.uno;
@@ -359,7 +361,7 @@
     const ref = v.referee;
     const order = ref.players.map((_, s) => s).sort((a, b) => ref.scores[b] - ref.scores[a] || a - b);
     $("scores").replaceChildren(...order.map((s) => el("tr", {},
-      el("td", { text: ref.players[s] + (ref.game_winners.includes(s) ? " 🏆" : "") }),
+      el("td", { text: ref.players[s] + (ref.game_winners.includes(s) ? " ★ wins" : "") }),
       el("td", { class: "num", text: String(ref.scores[s]) }))));
     const head = el("tr", {}, el("th", { text: "round" }), el("th", { text: "to" }),
       ...ref.players.map((p) => el("th", { text: p })));

@@ -121,10 +121,10 @@ class Served:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr is not None:
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
             self.err = self.proc.stderr.read().decode(errors="replace")
             self.proc.stderr.close()
-        if self.proc.stdout is not None:
+        if self.proc.stdout is not None and not self.proc.stdout.closed:
             self.read_more()
             self.proc.stdout.close()
         return self.proc.returncode
