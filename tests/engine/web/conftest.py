@@ -20,7 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 IMAGES = ROOT / "docs" / "images"
-START_TIMEOUT = 60.0  # for the URL line: cold imports, a mock box, 2 busy cores
+START_TIMEOUT = 120.0  # for the URL line: cold imports, a mock box, 2 busy cores
+WAIT_MS = 120_000  # Playwright's wait for one thing on the page, on a loaded machine
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",

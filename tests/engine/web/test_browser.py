@@ -10,9 +10,10 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from tests.engine.web.conftest import IMAGES, PHONE, Served
+from tests.engine.web.conftest import IMAGES, PHONE, WAIT_MS, Served
 
-pytestmark = pytest.mark.slow
+# Generous bounds for a loaded 2-core machine: these wait on events, never on the clock.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 # Cards to tap for a hand left at the end of a round: all different, so no deck runs out.
 SPARE = [f"{colour}{n}" for n in range(1, 10) for colour in "RYGB"]
 
@@ -26,6 +27,7 @@ def phone(browser: Any) -> Iterator[Callable[[str], Any]]:
         context = browser.new_context(
             viewport=PHONE, is_mobile=True, has_touch=True, bypass_csp=True
         )
+        context.set_default_timeout(WAIT_MS)
         contexts.append(context)
         page = context.new_page()
         errors: list[str] = []

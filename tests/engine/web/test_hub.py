@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from typing import Any
 
 from engine.web.hub import Hub
 
@@ -15,6 +16,23 @@ def drain(sub) -> list[dict]:
         item = sub.queue.get_nowait()
         out.append(None if item is None else json.loads(item))
     return out
+
+
+def arun(main: Any) -> None:
+    """asyncio.run in a thread of its own: Playwright's sync API may own this thread's loop."""
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            arun(main)
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(30)
+    if failure:
+        raise failure[0]
 
 
 def update(n: int) -> dict:
@@ -43,7 +61,7 @@ def test_updates_from_many_threads_arrive_numbered_and_in_order() -> None:
             seqs = [m["seq"] for m in drain(sub)]
             assert seqs == list(range(1, 201))
 
-    asyncio.run(main())
+    arun(main)
 
 
 def test_a_page_that_reconnects_gets_every_update_it_missed_then_the_new_ones() -> None:
@@ -63,7 +81,7 @@ def test_a_page_that_reconnects_gets_every_update_it_missed_then_the_new_ones() 
         assert drain(current) == []
         assert hub.recent()[-1] == {"seq": 11, "line": "m10"}
 
-    asyncio.run(main())
+    arun(main)
 
 
 def test_a_page_away_longer_than_the_log_gets_a_reset_and_the_newest_state() -> None:
@@ -79,7 +97,7 @@ def test_a_page_away_longer_than_the_log_gets_a_reset_and_the_newest_state() -> 
         later = hub.subscribe(99)  # a number from another server run: a new page
         assert [m["seq"] for m in drain(later)] == [20]
 
-    asyncio.run(main())
+    arun(main)
 
 
 def test_a_page_that_falls_too_far_behind_is_dropped_to_reconnect() -> None:
@@ -93,4 +111,4 @@ def test_a_page_that_falls_too_far_behind_is_dropped_to_reconnect() -> None:
         assert sub.dropped
         assert drain(sub) == [None]  # the sender closes; the page reconnects with `since`
 
-    asyncio.run(main())
+    arun(main)

@@ -10,11 +10,11 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from tests.engine.web.conftest import PHONE, Served
+from tests.engine.web.conftest import PHONE, WAIT_MS, Served
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 PAGES = 20
-GAME_TIMEOUT_MS = 240_000
+GAME_TIMEOUT_MS = 480_000
 
 
 def newest(served: Served) -> dict[str, Any]:
@@ -29,6 +29,7 @@ def test_twenty_pages_follow_a_whole_mock_box_game(
         "--wait-pages", str(PAGES),
     )  # fmt: skip
     context = browser.new_context(viewport=PHONE, bypass_csp=True)
+    context.set_default_timeout(WAIT_MS)
     try:
         pages = []
         for _ in range(PAGES):
