@@ -9,6 +9,7 @@ page has `fired N` buttons). docs/web.md.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,10 @@ def add_web_arguments(p: argparse.ArgumentParser) -> None:
         "0.0.0.0:8500 for phones on the LAN; port 0 picks a free one)",
     )
     p.add_argument(
-        "--code", metavar="CODE", help="the join code players enter (default: 6 random digits)"
+        "--code",
+        default=os.environ.get("UNOATTACK_CODE") or None,
+        metavar="CODE",
+        help="the join code players enter (default: $UNOATTACK_CODE, else 6 random digits)",
     )
     p.add_argument(
         "--allow-host",
