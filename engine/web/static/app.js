@@ -30,6 +30,7 @@
     nextId: 1,
     waiting: new Map(), // request id -> resolve
     retry: 500,
+    timer: null, // the reconnect waiting to happen
     hand: [], // round end: cards picked for the hand being entered
     received: [], // every update number received, in order (tests read it)
     hellos: 0, // connections made
@@ -47,6 +48,8 @@
 
   // -- the connection ------------------------------------------------------------------------
   function connect() {
+    clearTimeout(page.timer);
+    page.timer = null;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     const query = page.epoch ? `?since=${page.seq}&epoch=${page.epoch}` : "";
     const ws = new WebSocket(`${proto}//${location.host}/ws${query}`);
@@ -63,7 +66,7 @@
       page.ws = null;
       for (const resolve of page.waiting.values()) resolve({ ok: false, error: "connection lost: try again" });
       page.waiting.clear();
-      setTimeout(connect, page.retry);
+      page.timer = setTimeout(connect, page.retry);
       page.retry = Math.min(page.retry * 2, 5000);
     };
   }

@@ -115,3 +115,12 @@ def test_the_package_ships_the_page(tmp_path: Path) -> None:
     assert {"index.html", "app.js", "style.css", "icon.svg"} <= {p.name for p in static.iterdir()}
     text = (ROOT / "pyproject.toml").read_text()
     assert '"engine.web" = ["static/*"]' in text
+
+
+def test_without_the_web_extra_serve_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.errors import UnoError
+    from engine.web.serve import need_web_extra
+
+    monkeypatch.setitem(sys.modules, "segno", None)  # as if it were not installed
+    with pytest.raises(UnoError, match=r"needs segno: pip install 'unoattack-launcher\[web\]'"):
+        need_web_extra()
