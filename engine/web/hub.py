@@ -49,7 +49,8 @@ class Subscriber:
         except asyncio.QueueFull:
             self.dropped = True
             # Wake the sender so it closes the connection; the page reconnects with `since`.
-            self.queue._queue.clear()  # type: ignore[attr-defined]
+            while not self.queue.empty():
+                self.queue.get_nowait()
             self.queue.put_nowait(None)
             return False
         return True
