@@ -24,13 +24,14 @@ def arun(main: Any) -> None:
 
     def target() -> None:
         try:
-            arun(main)
+            asyncio.run(main())
         except BaseException as exc:
             failure.append(exc)
 
     thread = threading.Thread(target=target)
     thread.start()
     thread.join(30)
+    assert not thread.is_alive(), "the test's event loop did not finish"
     if failure:
         raise failure[0]
 
