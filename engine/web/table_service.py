@@ -344,11 +344,10 @@ class TableService:
             elif op == "status":
                 messages = []
             elif op == "model":
-                self.panel.on_model(box.model_get().get("params"))
+                self.panel.on_model(box.model_get())
                 messages = []
             elif op == "model.set":
-                reply = box.model_set(**(params or {}))
-                self.panel.on_model(reply.get("params"))
+                self.panel.on_model(box.model_set(**(params or {})))
                 changed = ", ".join(f"{k} {v}" for k, v in (params or {}).items())
                 messages = [f"box: jam model set: {changed}"]
             else:
