@@ -362,24 +362,41 @@ class TableService:
 
     def pump(self, stop: threading.Event) -> None:
         """Feed the box's events in until `stop` (run in a thread, like `unoattack table`'s
-        reader); after each fire, the box's status (dry streak, hopper) is shown."""
+        reader). The box's status (dry streak, hopper) is asked for by a thread of its own
+        after fires and refills, so the next event never waits for that answer."""
         box = self.box
         if box is None:
             return
+        due = threading.Event()
+        asker = threading.Thread(
+            target=self._ask_status, args=(due, stop), name="web-box-status", daemon=True
+        )
+        asker.start()
         self.box_op("model")  # the jam model's parameters for the panel, and the status
-        while not stop.is_set():
-            try:
+        try:
+            while not stop.is_set():
                 for event in box.events(timeout=0.2):
                     self.handle_event(event)
-                    if _status_worth_asking(event) and not stop.is_set():
-                        self.refresh_box()
+                    if _status_worth_asking(event):
+                        due.set()
                     if stop.is_set():
                         break
-            except Exception as exc:  # the reader must never die silently
-                with self._lock:
-                    self.panel.lost(str(exc))
-                    self._publish([f"box connection lost: {exc}"], {"box": "lost"})
+        except Exception as exc:  # the reader must never die silently
+            with self._lock:
+                self.panel.lost(str(exc))
+                self._publish([f"box connection lost: {exc}"], {"box": "lost"})
+        finally:
+            stop.set()
+            due.set()
+            asker.join(timeout=5)
+
+    def _ask_status(self, due: threading.Event, stop: threading.Event) -> None:
+        while True:
+            due.wait()
+            if stop.is_set():
                 return
+            due.clear()  # asks made while this one is under way are answered by the next
+            self.refresh_box()
 
     def announce(self, messages: list[str], cause: dict[str, Any]) -> None:
         """Publish the current state with `messages` (the server's start, a worker's end)."""
@@ -407,12 +424,12 @@ class TableService:
 
 
 def _status_worth_asking(event: dict[str, Any]) -> bool:
-    """After a fire, a refill or the box settling into a state, its status (dry streak,
-    hopper) has news; not during a burst's passing states."""
+    """After a fire or a refill, or when the box latches a state, its status (dry streak,
+    hopper, fault) has news; the events of a burst's passing states carry their own."""
     kind = event.get("kind")
-    if kind in ("fire", "refill"):
+    if kind in ("fire", "refill", "jam", "empty", "fault"):
         return True
-    return kind == "state" and event.get("to") in ("idle", "jammed", "empty", "fault", "locked")
+    return kind == "state" and event.get("to") in ("jammed", "empty", "fault")
 
 
 # ---------------------------------------------------------------------------------------------

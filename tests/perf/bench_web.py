@@ -1,8 +1,9 @@
 """Press-to-page latency of the web app, against a bare broadcast of the same messages.
 
-Ours: a mock box (`launcher run --mock --port pty`, a pattern jam model that fires nothing, so a
-press is answered at once), the table referee behind `TableService`, and `unoattack serve`'s web
-server (uvicorn, WebSocket) in this process; 1 and then 20 WebSocket clients speaking the page's
+Ours: a mock box (`launcher run --mock --port pty` with the end-to-end tests' fast timings and a
+pattern jam model that fires nothing on 19 presses in 20, so a press is answered at once), the
+table referee behind `TableService`, and `unoattack serve`'s web server (uvicorn, WebSocket) in
+this process; 1 and then 20 WebSocket clients speaking the page's
 protocol. Two players take turns: `hit`, then `press` (what the page's Press button sends). For
 each press we time
 
@@ -24,7 +25,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import re
 import socket
 import statistics
 import sys
@@ -39,19 +39,25 @@ sys.path.insert(0, str(ROOT))
 
 from websockets.asyncio.client import connect  # noqa: E402
 
-from engine.demo import MockBox, default_config_path, demo_config  # noqa: E402
+from engine.demo import MockBox  # noqa: E402
 from engine.web.serve import connect_box  # noqa: E402
 from engine.web.server import WebServer  # noqa: E402
 from engine.web.table_service import TableService, open_table  # noqa: E402
+from tests.e2e.conftest import FAST, merge, write_config  # noqa: E402
 
 WARMUP = 10
 
 
 def box_config() -> str:
-    text = demo_config(default_config_path().read_text(), speed=20, players=2, seed=1)
-    text = re.sub(r'(?m)^mode = "hazard"', 'mode = "pattern"', text)
-    # Nearly every press dry (answered at once); the box insists that a pattern fires sometimes.
-    return re.sub(r"(?m)^pattern = \[.*?\]", "pattern = [0, 0, 0, 0, 0, 0, 0, 0, 0, 1]", text)
+    """The end-to-end tests' fast mock box (no cooldown between presses: the box's own cadence
+    is not the web app's latency) whose jam model fires nothing on 19 presses in 20, so a press
+    is answered at once (the box insists that a pattern fires sometimes)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_config(
+            Path(tmp) / "launcher.toml",
+            merge(FAST, {"jam": {"mode": "pattern", "pattern": [0] * 19 + [1]}}),
+        )
+        return path.read_text()
 
 
 def percentile(values: list[float], q: float) -> float:
