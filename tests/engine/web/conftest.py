@@ -64,6 +64,22 @@ def browser() -> Iterator[Any]:
             chromium.close()
 
 
+def table_service(
+    state: Path, *, players: str = "Ann,Bob,Cat", deck: str = "attack", box: Any = None
+) -> Any:
+    """A `TableService` on the game in `state` (a new one if the file is not there), its
+    published updates kept in `service.updates`."""
+    from engine.web.table_service import TableService, open_table
+
+    session = open_table(
+        players=players, deck=deck, mode="target", target=500, state=state, new=False, box=box
+    )
+    service = TableService(session, port=None if box is None else box.port)
+    service.updates = []
+    service.publish = service.updates.append
+    return service
+
+
 class Served:
     """An `unoattack serve` (or `demo --web`) child process on a free port."""
 

@@ -15,7 +15,7 @@ from starlette.websockets import WebSocketDisconnect
 from engine.web.app import MAX_BODY, MAX_FRAME, STATIC, create_app
 from engine.web.auth import COOKIE, Auth
 from engine.web.hub import Hub
-from engine.web.table_service import TableService, open_table
+from tests.engine.web.conftest import table_service
 
 CODE = "424242"
 ORIGIN = {"origin": "http://testserver"}
@@ -31,16 +31,7 @@ class Clock:
 
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Any]:
-    session = open_table(
-        players="Ann,Bob,Cat",
-        deck="attack",
-        mode="target",
-        target=500,
-        state=tmp_path / "table.json",
-        new=False,
-        box=None,
-    )
-    service = TableService(session)
+    service = table_service(tmp_path / "table.json")
     hub = Hub()
     service.publish = hub.publish
     service.announce([], {"start": True})

@@ -12,7 +12,7 @@ import pytest
 
 from engine.demo import MockBox, default_config_path, demo_config
 from engine.web.serve import connect_box
-from engine.web.table_service import TableService, open_table
+from tests.engine.web.conftest import table_service
 
 
 @pytest.fixture
@@ -22,18 +22,7 @@ def service(tmp_path: Path) -> Iterator[Any]:
     stop = threading.Event()
     try:
         client = connect_box(box.start(), {})
-        session = open_table(
-            players="Ann,Bob",
-            deck="attack",
-            mode="target",
-            target=500,
-            state=tmp_path / "t.json",
-            new=True,
-            box=client,
-        )
-        svc = TableService(session, port=box.port)
-        svc.updates = []
-        svc.publish = svc.updates.append
+        svc = table_service(tmp_path / "t.json", players="Ann,Bob", box=client)
         pump = threading.Thread(target=svc.pump, args=(stop,), daemon=True)
         pump.start()
         yield svc

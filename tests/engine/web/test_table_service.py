@@ -9,23 +9,12 @@ import pytest
 
 from engine.cards import load_deck
 from engine.table import load_state
-from engine.web.table_service import MAX_LINE, TableService, check_line, open_table
+from engine.web.table_service import MAX_LINE, check_line
+from tests.engine.web.conftest import table_service
 
 
 def service_for(tmp_path: Path, players: str = "Ann,Bob,Cat", deck: str = "attack") -> Any:
-    session = open_table(
-        players=players,
-        deck=deck,
-        mode="target",
-        target=500,
-        state=tmp_path / "table.json",
-        new=False,
-        box=None,
-    )
-    service = TableService(session)
-    service.updates = []
-    service.publish = service.updates.append
-    return service
+    return table_service(tmp_path / "table.json", players=players, deck=deck)
 
 
 def test_lines_are_applied_and_published_with_the_referees_state(tmp_path: Path) -> None:
