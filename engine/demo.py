@@ -652,6 +652,9 @@ def register(subparsers: Any) -> None:
         "--target", type=whole_number, default=500, help="points that win the game (500)"
     )
     p.add_argument("--json", action="store_true", help="end with a one-line JSON summary")
+    from engine.web.demo_web import add_arguments  # --web, --pace, --http, --code (docs/web.md)
+
+    add_arguments(p)
     p.set_defaults(func=run_demo)
 
 
@@ -672,6 +675,10 @@ def run_demo(args: argparse.Namespace) -> int:
         players=args.players,
         seed=args.seed,
     )
+    if getattr(args, "web", False):
+        from engine.web.demo_web import run
+
+        return run(args, text)
     return play(text, args, sys.stdout)
 
 
