@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test perf lint format clean browser
+.PHONY: demo test perf lint format clean browser screenshots
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ browser:
 
 test: $(STAMP) browser
 	$(PY) -m pytest -n 2 -q
+
+# The browser tests save their screenshots in a temporary folder; this keeps the docs' ones.
+screenshots: $(STAMP) browser
+	UNOATTACK_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/engine/web/test_browser.py
 
 perf: $(VENV)/.perf
 	@for f in tests/perf/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

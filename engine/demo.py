@@ -371,6 +371,30 @@ class Screen:
 # The game
 
 
+class Spectator:
+    """Whoever follows the demo's game besides the screen: told of every round, move and box
+    event as it happens. `demo --web` has one (the table referee and the web page,
+    engine/web/demo_web.py); this one does nothing. A method may raise to end the game."""
+
+    def round_started(self, rnd: Any) -> None:
+        """A round was dealt and its first card turned up."""
+
+    def before(self, rnd: Any, act: Any) -> None:
+        """`act` is about to be applied to `rnd` (a hit: the box is about to be pressed)."""
+
+    def after(self, rnd: Any, act: Any) -> None:
+        """`act` was applied to `rnd`."""
+
+    def round_over(self, rnd: Any) -> None:
+        """`rnd` is over, before it is scored."""
+
+    def box_event(self, event: dict[str, Any]) -> None:
+        """An event of the box that is not a fire result (state, refill, jam, ...)."""
+
+    def fired(self, seat: int, event: dict[str, Any]) -> None:
+        """The fire result of a press for `seat` (-1: a dispense)."""
+
+
 class Demo:
     """One demo game: bots, a `Game`, a `BoxLauncher` over the mock box, and the tallies."""
 
@@ -384,6 +408,7 @@ class Demo:
         deck: str,
         target: int,
         screen: Screen,
+        spectator: Spectator | None = None,
     ) -> None:
         from engine.bots import HeuristicBot, RandomBot
         from engine.box import BoxLauncher
@@ -394,6 +419,7 @@ class Demo:
         self.box = box
         self.client = client
         self.screen = screen
+        self.spectator = spectator or Spectator()
         self.names = list(NAMES[:players])
         self.bots: list[Any] = [
             (HeuristicBot if s % 2 == 0 else RandomBot)(seed * 100 + s) for s in range(players)
@@ -417,6 +443,7 @@ class Demo:
 
     # -- box callbacks ----------------------------------------------------------------------
     def _on_event(self, event: dict[str, Any]) -> None:
+        self.spectator.box_event(event)
         kind = event.get("kind")
         if kind == "state":
             if not self.states:
@@ -432,6 +459,7 @@ class Demo:
             self.screen.line(f"    box FAULT: {event.get('output')}: {event.get('why')}")
 
     def _on_fire(self, seat: int, event: dict[str, Any]) -> None:
+        self.spectator.fired(seat, event)
         ejected = int(event.get("ejected") or 0)
         who = self.names[seat] if seat >= 0 else "dispense"
         got = f"{ejected} card{'s' if ejected != 1 else ''}" if ejected else "dry"
@@ -474,6 +502,7 @@ class Demo:
                 f"{len(rnd.pile)} cards in the launcher"
             )
             self._show_pending(rnd)
+            self.spectator.round_started(rnd)
             while not rnd.over:
                 for seat in rnd.seats:
                     act = self.bots[seat].react(rnd, seat)
@@ -486,6 +515,7 @@ class Demo:
                 assert actor is not None
                 self._apply(rnd, self.bots[actor].choose(rnd, actor))
             self.launcher.drain()
+            self.spectator.round_over(rnd)
             result = game.finish_round()
             self._check_conservation(game.rounds_played, len(rnd.pile))
             self._show_scores(result)
@@ -518,6 +548,7 @@ class Demo:
                     self.context = f"    {who} must hit ({owed}):"
             else:
                 self.context = f"  {who} ({size}) {act.kind}s:"
+        self.spectator.before(rnd, act)
         rnd.apply(act)
         self.turns += 1
         if act.kind == "play":
@@ -541,6 +572,7 @@ class Demo:
             self._show_pending(rnd)
         if rnd.winner is not None and rnd.winner == act.seat and act.kind == "play":
             scr.line(scr.bold(f"  {who} is out!"))
+        self.spectator.after(rnd, act)
 
     def _show_pending(self, rnd: Any) -> None:
         for due in rnd.pending:
@@ -682,21 +714,32 @@ def run_demo(args: argparse.Namespace) -> int:
     return play(text, args, sys.stdout)
 
 
+@contextlib.contextmanager
+def running_box(config_text: str) -> Iterator[tuple[MockBox, Any]]:
+    """The mock box started with `config_text` and a `BoxClient` connected to it; both are
+    stopped on the way out, whatever happens (the box's exit code stays in `box.proc`)."""
+    from engine.client import BoxClient
+
+    box = MockBox(config_text)
+    client: BoxClient | None = None
+    try:
+        port = box.start()
+        client = BoxClient(port, timeout=10.0)
+        client.connect()
+        yield box, client
+    finally:
+        if client is not None:
+            client.close()
+        box.cleanup()
+
+
 def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     """Start the mock box, play the game, stop the box whatever happens. A closed stdout
     (`unoattack demo | head -1`) raises BrokenPipeError after the box is stopped: the command
     line ends quietly with 0 on it, as every command does."""
-    from engine.client import BoxClient
-
     screen = Screen(out, list(NAMES[: args.players]))
-    box = MockBox(config_text)
-    client: BoxClient | None = None
-    summary: dict[str, Any] = {}
     try:
-        with signals_as_interrupt():
-            port = box.start()
-            client = BoxClient(port, timeout=10.0)
-            client.connect()
+        with signals_as_interrupt(), running_box(config_text) as (box, client):
             demo = Demo(
                 box,
                 client,
@@ -714,19 +757,15 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     except UnoError as exc:
         print(f"unoattack demo: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if client is not None:
-            client.close()
-        box.cleanup()
-    code = box.proc.returncode if box.proc is not None else None
-    summary["box_exit"] = code
-    _show_summary(screen, summary)
+    summary["box_exit"] = box.proc.returncode if box.proc is not None else None
+    show_summary(screen, summary)
     if args.json:
         screen.line(json.dumps(summary, separators=(",", ":")))
     return 0 if summary["conserved"] else 1
 
 
-def _show_summary(screen: Screen, s: dict[str, Any]) -> None:
+def show_summary(screen: Screen, s: dict[str, Any]) -> None:
+    """The game's end: the winner and the box's tallies, whether cards were conserved."""
     screen.line()
     screen.line(screen.bold(f"{s['winner_name']} wins with {s['scores'][s['winner']]} points!"))
     rounds = f"{s['rounds']} round{'s' if s['rounds'] != 1 else ''}"
@@ -734,5 +773,6 @@ def _show_summary(screen: Screen, s: dict[str, Any]) -> None:
     screen.line(
         f"  {rounds}, {s['presses']} presses ({s['dry_presses']} dry), "
         f"{s['cards_fired']} cards fired{strays}, {s['jams']} jams, {s['elapsed_s']:.1f} s; "
-        f"cards conserved: {'yes' if s['conserved'] else 'NO'}; box stopped (exit {s['box_exit']})"
+        f"cards conserved: {'yes' if s['conserved'] else 'NO'}"
+        + (f"; box stopped (exit {s['box_exit']})" if "box_exit" in s else "")
     )

@@ -11,8 +11,8 @@ concept:
 - `auth`: the join code, session cookies, slowing down wrong codes, same-origin checks.
 - `app`: the Starlette application (HTTP routes, the WebSocket, the static page).
 - `server`: binding, the URL and its QR code, uvicorn, and the threads beside it.
-- `serve`: the `unoattack serve` command line; `demo_web`: `unoattack demo --web`;
-  `table_bots`: bot players that play a real-cards table through the referee.
+- `serve`: the `unoattack serve` command line; `demo_web`: `unoattack demo --web` (the
+  terminal demo's bots and box, the referee following them through engine/follow.py).
 
 The page itself (`static/`) is plain HTML, CSS and JavaScript shipped in the package: no build
 step, no CDN, it works with no internet. Docs: docs/web.md.

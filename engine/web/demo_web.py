@@ -1,27 +1,92 @@
-"""`unoattack demo --web`: bots play a whole game at a real-cards table through the mock box,
-refereed by the table referee and served live on the web page.
+"""`unoattack demo --web`: the demo's bot game, served live with the table referee following it.
 
-The box is the demo's mock box (`launcher run --mock --port pty` as a child, same config and
-timings as `unoattack demo`); the referee is `unoattack table`'s, behind the web app's
-`TableService`; the players are `TableBots`, who move only by command lines, as a tap on the
-page would. After every round the cards in the bots' launcher are checked against the mock
-box's hopper (cards are conserved). The page stays up after the game until Ctrl-C.
+The game is the terminal demo's (engine/demo.py `Demo`: the same bots on a `Round`, every hit a
+press of the mock box through `BoxLauncher`, the cards conserved after every round) and its
+terminal shows the same lines. Here a `Spectator` also tells the table referee every move, as a
+table would (engine/follow.py, the code the differential test checks against the simulator),
+each move one step of the web app's `TableService`; the box's events fill the page's box panel.
+The page shows the referee's view, as for `unoattack serve`, but it is watch-only: the bots
+play. The page stays up after the game until Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import threading
-from pathlib import Path
 from typing import Any, TextIO
 
+from engine.demo import Spectator
 from engine.errors import UnoError
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["WATCH_ONLY", "TableSpectator", "add_arguments", "run"]
 
 DEFAULT_PACE = 0.6
+WATCH_ONLY = (
+    "this is the bots' game (`unoattack demo --web`): watch it; `unoattack serve` referees "
+    "a real table"
+)
+
+
+class Stopped(Exception):
+    """The server is stopping: the game ends here."""
+
+
+class TableSpectator(Spectator):
+    """Tells the table referee (through `service`) every move of the demo's game, and the
+    page's box panel every box event; waits `pace` seconds after each move so that a person
+    can follow; ends the game (`Stopped`) once `stop` is set."""
+
+    def __init__(
+        self, service: Any, names: list[str], *, pace: float, stop: threading.Event
+    ) -> None:
+        from engine.follow import Follower
+
+        self._follower_type = Follower
+        self.service = service
+        self.names = names
+        self.pace = pace
+        self.stop = stop
+        self.follower: Any = None
+        self._facts: dict[str, Any] = {}
+        self._seat: int | None = None  # who the move being made is by (a dispense's seat)
+        self._cause: dict[str, Any] = {}
+
+    def round_started(self, rnd: Any) -> None:
+        self._cause = {"demo": "deal"}
+        self.follower = self._follower_type(rnd, self._step)
+
+    def before(self, rnd: Any, act: Any) -> None:
+        if self.stop.is_set():
+            raise Stopped
+        self._facts = self.follower.facts()
+        self._seat = act.seat
+
+    def after(self, rnd: Any, act: Any) -> None:
+        self._cause = {"demo": act.kind, "seat": act.seat}
+        self.follower.moved(act, self._facts)
+        if self.stop.wait(self.pace):
+            raise Stopped
+
+    def round_over(self, rnd: Any) -> None:
+        self._cause = {"demo": "round over"}
+        self.follower.finish()
+
+    def box_event(self, event: dict[str, Any]) -> None:
+        self.service.show_box_event(event)
+
+    def fired(self, seat: int, event: dict[str, Any]) -> None:
+        who = seat if seat >= 0 else self._seat  # a dispense is for the player drawing
+        self.service.show_box_event(event, None if who is None else self.names[who])
+
+    def _step(self, change: Any) -> list[str]:
+        try:
+            return self.service.apply(change, self._cause)
+        except UnoError as exc:
+            raise UnoError(
+                f"the referee refused what the bots did ({exc}): the simulator and the "
+                "referee disagree, a bug to report"
+            ) from None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,7 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--web",
         action="store_true",
-        help="referee the bots' game with the table referee and serve it live on a web page",
+        help="serve the game live on a web page, refereed by the table referee",
     )
     p.add_argument(
         "--pace",
@@ -51,13 +116,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -> int:
-    """Start the mock box, the referee, the bots and the server; serve until Ctrl-C."""
-    from engine.demo import NAMES, MockBox, signals_as_interrupt
+    """Start the mock box, the referee and the server; the bots play once the pages are
+    there; serve until Ctrl-C."""
+    from engine.demo import NAMES, Demo, Screen, running_box, show_summary, signals_as_interrupt
     from engine.errors import InputError
-    from engine.web.serve import connect_box, need_web_extra
+    from engine.web.serve import need_web_extra
     from engine.web.server import WebServer
-    from engine.web.table_bots import TableBots
-    from engine.web.table_service import TableService, open_table
+    from engine.web.table_service import TableService, demo_table
 
     out = out or sys.stdout
     need_web_extra()
@@ -65,54 +130,46 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
         raise InputError(f"--pace {args.pace:g}: 0 to 60 seconds")
     if not 0 <= args.wait_pages <= 1000:
         raise InputError(f"--wait-pages {args.wait_pages}: 0 to 1000 pages")
-    names = ",".join(NAMES[: args.players])
+    names = list(NAMES[: args.players])
     server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
-    box = MockBox(config_text)
-    client: Any = None
-    checks: list[dict[str, Any]] = []
-
-    def say(line: str) -> None:
-        print(f"  {line}", file=out, flush=True)
-
-    def conserved(round_no: int, pile: int) -> None:
-        hopper = _hopper(box)
-        checks.append({"round": round_no, "pile": pile, "hopper": hopper})
-        mark = "=" if hopper == pile else "!="
-        say(f"round {round_no}: launcher {pile} {mark} box hopper {hopper}")
-
+    screen = Screen(out, names)
+    summaries: list[dict[str, Any]] = []
     try:
-        with signals_as_interrupt(), tempfile.TemporaryDirectory(prefix="unoattack-web-") as tmp:
-            port = box.start()
-            client = connect_box(port, {})
-            session = open_table(
-                players=names,
-                deck=args.deck,
-                mode="target",
-                target=args.target,
-                state=Path(tmp) / "table.json",
-                new=True,
-                box=client,
-            )
-            service = TableService(session, port=port)
-            bots = TableBots(
-                service, seed=args.seed, pace=args.pace, say=say, on_round_end=conserved
-            )
+        with signals_as_interrupt(), running_box(config_text) as (box, client):
+            session = demo_table(players=names, deck=args.deck, target=args.target)
+            service = TableService(session, box=client, port=client.port, watch_only=WATCH_ONLY)
 
             def play(stop: threading.Event) -> None:
                 while server.hub.pages < args.wait_pages and not stop.wait(0.05):
                     pass
-                if not stop.is_set():
-                    say(f"{server.hub.pages} page(s) watching: the bots start")
-                    bots.run(stop)
+                if stop.is_set():
+                    return
+                screen.line(f"{server.hub.pages} page(s) watching: the bots start")
+                spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
+                demo = Demo(
+                    box,
+                    client,
+                    players=args.players,
+                    seed=args.seed,
+                    deck=args.deck,
+                    target=args.target,
+                    screen=screen,
+                    spectator=spectator,
+                )
+                try:
+                    summary = demo.run()
+                except Stopped:
+                    return
+                summaries.append(summary)
+                show_summary(screen, summary)
+                service.announce([f"game over: {summary['winner_name']} wins"], {"demo": "over"})
 
             server.attach(service, workers=[play])
             server.banner(out, "unoattack demo --web")
             waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
-            print(
-                f"the bots {names.replace(',', ', ')} play to {args.target} through the mock box "
-                f"on {port}{waiting}; watch them at {server.url}",
-                file=out,
-                flush=True,
+            screen.line(
+                f"the bots {', '.join(names)} play to {args.target} through the mock box on "
+                f"{client.port}{waiting}; watch them at {server.url}"
             )
             server.run()
     except KeyboardInterrupt:
@@ -122,17 +179,4 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
         return 1
     finally:
         server.close()
-        if client is not None:
-            client.close()
-        box.cleanup()
-    if any(c["hopper"] != c["pile"] for c in checks):
-        print("unoattack demo: cards not conserved (see above)", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _hopper(box: Any) -> int | None:
-    try:
-        return int(box.plant()["hopper"])
-    except (OSError, ValueError, KeyError):
-        return None
+    return 0 if all(s["conserved"] for s in summaries) else 1

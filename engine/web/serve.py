@@ -11,12 +11,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from engine.errors import InputError, UnoError
 
-__all__ = ["add_web_arguments", "connect_box", "need_web_extra", "register", "run_serve"]
+__all__ = ["add_web_arguments", "need_web_extra", "register", "run_serve"]
 
 
 def need_web_extra() -> None:
@@ -63,6 +62,7 @@ def add_web_arguments(p: argparse.ArgumentParser) -> None:
 def register(subparsers: Any) -> None:
     """Add the `serve` subcommand."""
     from engine.demo import DEFAULT_SPEED
+    from engine.web.table_service import add_game_arguments
 
     p = subparsers.add_parser(
         "serve",
@@ -78,25 +78,7 @@ def register(subparsers: Any) -> None:
         required=True,
         help="the box's serial port, `mock` (a box on mock pins, as in the demo) or `none`",
     )
-    p.add_argument(
-        "--players", required=True, metavar="NAMES", help="comma-separated names, clockwise"
-    )
-    p.add_argument(
-        "--deck", default="attack", metavar="PRESET", help="attack (default), attack-1998, classic"
-    )
-    p.add_argument(
-        "--mode", default="target", help="target (default), lowest, elimination or teams"
-    )
-    p.add_argument("--target", type=int, default=500, help="points that end the game (500)")
-    p.add_argument(
-        "--state",
-        type=Path,
-        default=Path("unoattack-table.json"),
-        metavar="FILE",
-        help="state file, saved after every action (default unoattack-table.json); "
-        "the same format as `unoattack table`",
-    )
-    p.add_argument("--new", action="store_true", help="start a new game even if FILE exists")
+    add_game_arguments(p)  # the same game options as `unoattack table`
     add_web_arguments(p)
     p.add_argument(
         "--speed",
@@ -108,44 +90,16 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run_serve)
 
 
-def connect_box(port: str, resume: dict[str, Any]) -> Any:
-    """A connected `BoxClient` on `port`, asked to replay every event after the last one the
-    saved game applied (as `unoattack table` does). A port that cannot be a serial port is a
-    usage error."""
-    from engine.client import BoxClient, BoxError
-
-    client = BoxClient(port)
-    if resume.get("stream"):
-        client.position.stream = resume["stream"]
-        client.position.seq = int(resume.get("seq") or 0)
-    try:
-        client.connect()
-    except BoxError as exc:
-        client.close()
-        if exc.code == "BAD_PORT":
-            raise InputError(str(exc)) from None
-        raise
-    return client
-
-
 def run_serve(args: argparse.Namespace) -> int:
     """`unoattack serve`."""
     need_web_extra()
     from engine.demo import MockBox, default_config_path, demo_config, signals_as_interrupt
     from engine.web.server import WebServer
-    from engine.web.table_service import TableService, check_table_options, open_table
+    from engine.web.table_service import TableService, check_game, connect_box, open_table
 
     if not 0 < args.speed <= 1000:
         raise InputError(f"--speed {args.speed:g}: above 0 and at most 1000")
-    options = dict(
-        players=args.players,
-        deck=args.deck,
-        mode=args.mode,
-        target=args.target,
-        state=args.state,
-        new=args.new,
-    )
-    resume = check_table_options(**options)  # usage errors before anything starts
+    saved = check_game(args)  # usage errors before anything starts
     server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
     mock: MockBox | None = None
     client: Any = None
@@ -163,10 +117,10 @@ def run_serve(args: argparse.Namespace) -> int:
                     )
                 )
                 port = mock.start()
-                client = connect_box(port, {})  # a new mock box: nothing to replay
+                client = connect_box(port)  # a new mock box: nothing to replay
             elif port.lower() != "none":
-                client = connect_box(port, resume)
-            session = open_table(**options, box=client)
+                client = connect_box(port, saved)
+            session = open_table(args, client, saved)
             service = TableService(session, port=None if client is None else port)
             server.attach(service)
             server.banner(sys.stdout)

@@ -115,7 +115,7 @@ class WebServer:
     a box is started); `attach(service)` builds the app; `run()` serves until Ctrl-C or SIGTERM.
 
     `workers` are functions run in threads while the server runs, each given a stop event
-    (the box's event pump is always one)."""
+    (the box's event pump and its status asker always are)."""
 
     def __init__(
         self,
@@ -149,7 +149,7 @@ class WebServer:
         from engine.web.app import create_app
 
         self.service = service
-        self._workers = [service.pump, *workers]
+        self._workers = [service.pump, service.ask_status, *workers]
         service.publish = self.hub.publish
         service.announce(service.startup_messages, {"start": True})  # the state at the start
         self.app = create_app(

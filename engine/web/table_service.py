@@ -1,18 +1,19 @@
 """The web app's one door to the table referee.
 
 Everything the web layer knows about the referee is in this module, so that porting the web app
-to another referee means changing this file only:
+to another referee means changing this file only. It uses the session's public API
+(engine/table.py, docs/web.md#code):
 
 - **actions** are the command lines `unoattack table` accepts (docs/table.md), fed to
   `TableSession.handle_line`; a refusal is the session's own one-line `! reason`, and a line the
-  referee needs more for (a wild's colour, a WAA's target, a DA's count) is its own question;
-- **the state** is `Referee.to_dict()` plus the referee's read-only answers (`hitter`, `owed`,
-  `to_enter`, `status`, `rules`) and the session's (`prompt`, the button's lock and aim);
-- **box events** go to `TableSession.handle_event`, exactly as `unoattack table` feeds them.
+  referee needs more for (a wild's colour, a WAA's target, a DA's count) is its own `question()`,
+  with the answers it accepts;
+- **the state** is `TableSession.view()`, the very data `unoattack table --json` prints;
+- **box events** go to `TableSession.apply_event` and `settle`, as `unoattack table` feeds
+  them, with the update published in between: the page hears of a press before the button is
+  locked again and the state file written.
 
-The page's pickers compose the lines; which completions a question accepts is found by asking
-the referee itself on a throwaway copy (`trial`), never by a rule written here. The table's
-state file is the session's own, so `table` and `serve` resume each other's games.
+The table's state file is the session's own, so `table` and `serve` resume each other's games.
 """
 
 from __future__ import annotations
@@ -26,17 +27,29 @@ from typing import Any
 
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
+from engine.referee import COLOR_NAMES, Referee
 from engine.table import (
-    COLOR_NAMES,
-    Referee,
+    StateFile,
     TableSession,
+    add_game_arguments,
     build_session,
-    load_state,
+    check_game,
+    connect_box,
 )
-from engine.table import _check_state_folder as check_state_folder
 from engine.web.box_panel import BoxPanel
 
-__all__ = ["MAX_LINE", "Outcome", "TableService", "check_line", "open_table"]
+__all__ = [
+    "MAX_LINE",
+    "Outcome",
+    "TableService",
+    "add_game_arguments",
+    "check_game",
+    "check_line",
+    "connect_box",
+    "demo_table",
+    "game_args",
+    "open_table",
+]
 
 MAX_LINE = 200  # characters in one command line; the longest real one (a hand) is ~60
 # Lines that only make sense at the terminal prompt.
@@ -46,9 +59,13 @@ TERMINAL_ONLY = {
 }
 # Commands that only print, for whoever asked: no update for the other pages.
 QUERIES = frozenset({"status", "scores", "help"})
-# Words a question from the referee may be answered with, by kind (the page shows the groups).
-ANSWERS = ("y", "n")
-MAX_NUMBER_CHOICE = 30
+# The picker group of the words that answer each kind of question.
+ANSWER_GROUPS = {
+    "colour": "colour",
+    "target": "player",
+    "discards": "number",
+    "challenge": "answer",
+}
 
 
 def check_line(line: object) -> str | None:
@@ -76,8 +93,8 @@ class Outcome:
 
     `ok`: applied. `error`: the one-line reason it was refused (nothing changed). `ask`: the
     referee needs more (its own question); `line` is the partial line to complete and `choices`
-    the words that answer it, grouped (`colour`, `player`, `number`, `answer`), each checked
-    with the referee. `messages`: what the referee said.
+    the words that answer it, grouped (`colour`, `player`, `number` or `answer`), as the
+    referee offers them. `messages`: what the referee said.
     """
 
     ok: bool
@@ -123,20 +140,32 @@ class _Lines:
 
 
 Publisher = Callable[[dict[str, Any]], Any]
+Change = Callable[[Referee], list[str]]
 
 
 class TableService:
     """A `TableSession` behind a lock, for many pages at once.
 
     `act(line)` applies one command line; `handle_event(event)` one box event; `view()` is the
-    state for the page. Every change is handed to `publish` (set by the web server) as
-    ``{"messages", "view", "cause"}`` while the lock is held, so the order in which updates are
-    published is the order in which the referee changed.
+    state for the page (the session's). Every change is handed to `publish` (set by the web
+    server) as ``{"messages", "view", "box", "cause"}`` while the lock is held, so the order in
+    which updates are published is the order in which the table changed.
+
+    `box` is the box the panel shows (default: the session's); `watch_only`, when given, is the
+    reason every action and box control is refused (`demo --web`: the bots play).
     """
 
-    def __init__(self, session: TableSession, *, port: str | None = None) -> None:
+    def __init__(
+        self,
+        session: TableSession,
+        *,
+        box: Any | None = None,
+        port: str | None = None,
+        watch_only: str | None = None,
+    ) -> None:
         self.session = session
-        self.box = session.box
+        self.box = box if box is not None else session.box
+        self.watch_only = watch_only
         said = session.out
         # What the session said while it was opened ("resuming the game saved in ...").
         self.startup_messages = said.take() if isinstance(said, _Lines) else []
@@ -147,8 +176,8 @@ class TableService:
         self.version = 0  # bumped at every published change
         self.publish: Publisher | None = None
         self.panel = BoxPanel(connected=self.box is not None, port=port)
-        state = session.ref.to_dict()
-        deck = load_deck(state["deck"])
+        self._status_due = threading.Event()  # the box's status has news: ask for it
+        deck = load_deck(session.ref.deck_name)
         self.deck_name = deck.name
         self.deck_cards = [
             {
@@ -164,47 +193,19 @@ class TableService:
 
     # -- reading ----------------------------------------------------------------------------
     def view(self) -> dict[str, Any]:
-        """The state the page shows: the referee's own dict and its answers."""
+        """The table's state: `TableSession.view()`, what `unoattack table --json` prints."""
         with self._lock:
-            return self._view()
-
-    def _view(self) -> dict[str, Any]:
-        session = self.session
-        ref = session.ref
-        hitter = ref.hitter()
-        owes = [line.split("owed: ", 1)[1] for line in ref.status() if line.startswith("  owed: ")]
-        return {
-            "referee": ref.to_dict(),
-            "rules": ref.rules.to_dict(),
-            "classic": bool(ref.classic),
-            "hitter": hitter,
-            "owed": ref.owed(),
-            "owes": owes,
-            "to_enter": ref.to_enter(),
-            "prompt": session.prompt().rstrip().removesuffix(">").rstrip(),
-            "button": self._button(hitter),
-            "dispensing": dict(session.dispensing) if session.dispensing else None,
-            "undo": len(session.history),
-            "box": self.panel.snapshot(),
-        }
-
-    def _button(self, hitter: int | None) -> dict[str, Any]:
-        session = self.session
-        if session.box is None:
-            return {"box": False, "locked": None, "seat": hitter}
-        locked = session.box_locked
-        seat = None if locked or session.ref.classic else hitter
-        return {"box": True, "locked": locked, "seat": seat, "aim": session.box_aim}
+            return self.session.view()
 
     def static(self) -> dict[str, Any]:
         """What does not change during a game: the deck's cards, the colours, the players."""
-        ref = self.session.ref
         return {
             "deck": self.deck_name,
             "cards": self.deck_cards,
             "colors": [{"code": c, "name": COLOR_NAMES[c]} for c in COLORS],
-            "players": list(ref.players),
+            "players": list(self.session.ref.players),
             "box": self.box is not None,
+            "watch_only": self.watch_only,
         }
 
     def wait_change(self, version: int, timeout: float) -> int:
@@ -217,6 +218,8 @@ class TableService:
     def act(self, line: object) -> Outcome:
         """Apply one command line, as typed at `unoattack table`."""
         problem = check_line(line)
+        if problem is None and self.watch_only is not None:
+            problem = self.watch_only
         if problem is not None:
             return Outcome(False, error=problem)
         assert isinstance(line, str)
@@ -226,90 +229,67 @@ class TableService:
             before = self._fingerprint()
             session.handle_line(text)
             messages = self._out.take()
-            asking = session.asking
-            session.asking = None  # every page composes whole lines: never leave a half line
+            question = session.question()
+            session.forget_question()  # every page composes whole lines: never a half line
             error = next((m[2:] for m in messages if m.startswith("! ")), None)
             if error is not None:
                 return Outcome(False, messages=[], error=error)
-            if asking is not None:
-                return self._ask(*asking)
+            if question is not None:
+                group = ANSWER_GROUPS[question.kind]
+                return Outcome(
+                    False,
+                    ask=question.text,
+                    line=question.line,
+                    choices={group: list(question.answers)},
+                )
             query = text.split()[0].lower() in QUERIES
             if not query and (messages or self._fingerprint() != before):
                 self._publish(messages, {"line": text})
             return Outcome(True, messages=messages)
 
-    def trial(self, line: str) -> tuple[str, str]:
-        """What the referee would do with `line` now, on a copy (nothing changes):
-        ("applied", ""), ("asks", its question) or ("refused", its reason)."""
+    def apply(self, change: Change, cause: dict[str, Any]) -> list[str]:
+        """One change of the referee made by code, not typed (`demo --web`: what the bots did,
+        told to the referee), applied as one step of the session (`TableSession.apply`) and
+        published; its messages. UnoError (nothing changed) when the referee refuses it."""
         with self._lock:
-            copy = Referee.from_dict(self.session.ref.to_dict())
-        out = _Lines()
-        trial = TableSession(copy, out=out)  # type: ignore[arg-type]
-        trial.handle_line(line)
-        messages = out.take()
-        error = next((m[2:] for m in messages if m.startswith("! ")), None)
-        if error is not None:
-            return "refused", error
-        if trial.asking is not None:
-            return "asks", trial.asking[1]
-        return "applied", ""
-
-    def _ask(self, partial: str, question: str) -> Outcome:
-        """The referee asked for more: offer the words that answer its question."""
-        choices, refusal = self.choices(partial, question)
-        if not choices and refusal is not None:
-            return Outcome(False, error=refusal)
-        return Outcome(False, ask=question, line=partial, choices=choices)
-
-    def choices(self, partial: str, question: str) -> tuple[dict[str, list[str]], str | None]:
-        """The words that answer the referee's `question` about `partial`, grouped (`colour`,
-        `player`, `number`, `answer`): each one tried on a copy of the referee. An answer is one
-        it applies, or that moves it on to another question (WAA: the colour, then the
-        player). Also the first refusal met, for when nothing answers."""
-        with self._lock:
-            ref = self.session.ref
-            most = max((ref.hand[s] for s in ref.active_seats()), default=0)
-            groups = {
-                "colour": list(COLORS),
-                "player": list(ref.players),
-                "number": [str(n) for n in range(min(most, MAX_NUMBER_CHOICE) + 1)],
-                "answer": list(ANSWERS),
-            }
-        choices: dict[str, list[str]] = {}
-        refusal: str | None = None
-        taken: set[str] = set()
-        for group, words in groups.items():
-            accepted = []
-            for word in words:
-                if word.lower() in taken:
-                    continue  # `y` is yellow before it is yes
-                result, text = self.trial(f"{partial} {word}")
-                if result == "applied" or (result == "asks" and text != question):
-                    accepted.append(word)
-                elif result == "refused" and refusal is None:
-                    refusal = text
-            if accepted:
-                choices[group] = accepted
-                taken.update(w.lower() for w in accepted)
-        return choices, refusal
+            messages = self.session.apply(change)
+            said = self._out.take()
+            self._publish(said, cause)
+            return said or messages
 
     # -- the box ----------------------------------------------------------------------------
     def handle_event(self, event: dict[str, Any]) -> None:
-        """One event from the box, applied as `unoattack table` applies it."""
+        """One event from the box, applied as `unoattack table` applies it. The update goes
+        out as soon as the game has changed; the button's lock and the save come after it."""
         with self._lock:
+            session = self.session
             before = self._fingerprint()
-            presses = list(self.session.ref.presses)
-            last = dict(self.session.last_event)
-            self.session.handle_event(event)
-            if self.session.last_event == last:
+            presses = list(session.ref.presses)
+            last = dict(session.last_event)
+            session.apply_event(event)
+            if session.last_event == last:
                 return  # an event the game had applied already (a replay): nothing to show
-            ref = self.session.ref
+            ref = session.ref
             # The seat a fire counted for: the one whose press tally went up (none if refused).
             seat = next((s for s, n in enumerate(ref.presses) if n > presses[s]), None)
             self.panel.on_event(event, None if seat is None else ref.name(seat))
-            messages = self._out.take()
-            if messages or self._fingerprint() != before:
-                self._publish(messages, {"event": event.get("seq"), "kind": event.get("kind")})
+            cause = {"event": event.get("seq"), "kind": event.get("kind")}
+            self._publish_if_changed(before, cause)
+            before = self._fingerprint()
+            session.settle()  # the state file, then the button's lock or aim
+            self._publish_if_changed(before, {**cause, "settled": True})
+        if _status_worth_asking(event):
+            self._status_due.set()
+
+    def show_box_event(self, event: dict[str, Any], seat: str | None = None) -> None:
+        """An event of a box the session does not drive (`demo --web`: the bots' launcher),
+        for the panel only; `seat` is the player a fire was for."""
+        with self._lock:
+            before = self._fingerprint()
+            self.panel.on_event(event, seat)
+            self._publish_if_changed(before, {"event": event.get("seq"), "kind": event.get("kind")})
+        if _status_worth_asking(event):
+            self._status_due.set()
 
     def refresh_box(self) -> None:
         """Ask the box for its status (hopper, dry streak, state) and show it."""
@@ -337,6 +317,8 @@ class TableService:
         box = self.box
         if box is None:
             return Outcome(False, error="no box connected (started with --port none)")
+        if self.watch_only is not None and op not in ("status", "model"):
+            return Outcome(False, error=self.watch_only)
         try:
             if op == "reset":
                 reply = box.reset()
@@ -362,23 +344,14 @@ class TableService:
 
     def pump(self, stop: threading.Event) -> None:
         """Feed the box's events in until `stop` (run in a thread, like `unoattack table`'s
-        reader). The box's status (dry streak, hopper) is asked for by a thread of its own
-        after fires and refills, so the next event never waits for that answer."""
-        box = self.box
+        reader)."""
+        box = self.session.box
         if box is None:
             return
-        due = threading.Event()
-        asker = threading.Thread(
-            target=self._ask_status, args=(due, stop), name="web-box-status", daemon=True
-        )
-        asker.start()
-        self.box_op("model")  # the jam model's parameters for the panel, and the status
         try:
             while not stop.is_set():
                 for event in box.events(timeout=0.2):
                     self.handle_event(event)
-                    if _status_worth_asking(event):
-                        due.set()
                     if stop.is_set():
                         break
         except Exception as exc:  # the reader must never die silently
@@ -387,15 +360,21 @@ class TableService:
                 self._publish([f"box connection lost: {exc}"], {"box": "lost"})
         finally:
             stop.set()
-            due.set()
-            asker.join(timeout=5)
 
-    def _ask_status(self, due: threading.Event, stop: threading.Event) -> None:
+    def ask_status(self, stop: threading.Event) -> None:
+        """Ask the box for its status whenever an event brought news (run in a thread of its
+        own, so the next event never waits for that answer), and once at the start with the
+        jam model's parameters."""
+        if self.box is None:
+            return
+        self.box_op("model")  # the jam model's parameters for the panel, and the status
         while True:
-            due.wait()
+            while not self._status_due.wait(0.2):
+                if stop.is_set():
+                    return
             if stop.is_set():
                 return
-            due.clear()  # asks made while this one is under way are answered by the next
+            self._status_due.clear()  # asks made while this one is under way: the next one
             self.refresh_box()
 
     def announce(self, messages: list[str], cause: dict[str, Any]) -> None:
@@ -405,22 +384,25 @@ class TableService:
 
     # -- internals --------------------------------------------------------------------------
     def _fingerprint(self) -> tuple[Any, ...]:
-        session = self.session
-        return (
-            session.ref.to_dict(),
-            session.box_locked,
-            session.box_aim,
-            session.dispensing,
-            session.dispense_hold,
-            self.panel.snapshot(),
-        )
+        return self.session.view(), self.panel.snapshot()
+
+    def _publish_if_changed(self, before: tuple[Any, ...], cause: dict[str, Any]) -> None:
+        messages = self._out.take()
+        if messages or self._fingerprint() != before:
+            self._publish(messages, cause)
 
     def _publish(self, messages: list[str], cause: dict[str, Any]) -> None:
         """Hand one update to the server (lock held: updates go out in the order of changes)."""
         self.version += 1
         self._changed.notify_all()
         if self.publish is not None:
-            self.publish({"messages": list(messages), "view": self._view(), "cause": cause})
+            update = {
+                "messages": list(messages),
+                "view": self.session.view(),
+                "box": self.panel.snapshot(),
+                "cause": cause,
+            }
+            self.publish(update)
 
 
 def _status_worth_asking(event: dict[str, Any]) -> bool:
@@ -436,34 +418,37 @@ def _status_worth_asking(event: dict[str, Any]) -> bool:
 # Opening a table: the same session (and state file) as `unoattack table`
 
 
+def game_args(**options: Any) -> argparse.Namespace:
+    """The game options of `unoattack table` (`add_game_arguments`: players, deck, mode,
+    target, option, state, new) with their defaults, as a namespace; keyword values override
+    them (for callers that are not a command line)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_game_arguments(parser)
+    args = parser.parse_args(["--players", str(options.pop("players"))])
+    for key, value in options.items():
+        if not hasattr(args, key):
+            raise TypeError(f"game_args: unknown option {key!r}")
+        setattr(args, key, Path(value) if key == "state" else value)
+    return args
+
+
 def open_table(
-    *,
-    players: str,
-    deck: str,
-    mode: str,
-    target: int,
-    state: Path,
-    new: bool,
-    box: Any | None,
+    args: argparse.Namespace, box: Any | None = None, saved: StateFile | None = None
 ) -> TableSession:
-    """The session `unoattack table` would run with these options: resumed from `state` when it
-    exists (unless `new`), else a new game. `box` is a connected `BoxClient` or None."""
-    args = argparse.Namespace(
-        players=players, deck=deck, mode=mode, target=target, state=Path(state), new=new
-    )
-    session = build_session(args, box, _Lines())  # type: ignore[arg-type]
-    session._sync_box()  # as `TableSession.run` does first: lock the button unless a seat owes
-    session.save()
+    """The session `unoattack table` would run with these game options: resumed from the
+    state file when it holds a game (unless `--new`), else a new game; started (the button in
+    step, the file written). `box` is a connected `BoxClient` or None; `saved` the game
+    `check_game` read, if any."""
+    session = build_session(args, box, _Lines(), saved=saved)  # type: ignore[arg-type]
+    session.start()
     return session
 
 
-def check_table_options(
-    *, players: str, deck: str, mode: str, target: int, state: Path, new: bool
-) -> dict[str, Any]:
-    """Usage errors before any box or server starts (InputError, exit 2); returns the box
-    position to resume from (the last box event the saved game applied), or {}."""
-    check_state_folder(Path(state))
-    if Path(state).exists() and not new:
-        return load_state(Path(state))[2]  # a bad file is one line here; wrong --players later
-    Referee([p.strip() for p in players.split(",")], deck=deck, mode=mode, target=target)
-    return {}
+def demo_table(*, players: list[str], deck: str, target: int) -> TableSession:
+    """A new game for `demo --web`'s bots, refereed in memory: no state file (the demo's game
+    is not resumed) and no box (the bots' launcher drives the mock box; the referee is told
+    what each press fired)."""
+    ref = Referee(players, deck=deck, mode="target", target=target)
+    session = TableSession(ref, out=_Lines())  # type: ignore[arg-type]
+    session.start()
+    return session

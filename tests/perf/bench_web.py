@@ -170,7 +170,7 @@ def ours(pages: int, presses: int) -> tuple[list[float], list[float], list[str]]
         event_lat: list[float] = []
         try:
             for k in range(WARMUP + presses):
-                seat = service.view()["referee"]["turn"]
+                seat = service.session.ref.turn
                 assert service.act("hit").ok
                 before = set(event_at)
                 t_press = time.perf_counter()
@@ -182,7 +182,7 @@ def ours(pages: int, presses: int) -> tuple[list[float], list[float], list[str]]
                 (seq,) = set(event_at) - before
                 view.wait_all(seq)
                 # the press counted, and the turn moved on: the next `hit` is the other seat's
-                while service.view()["referee"]["turn"] == seat:
+                while service.session.ref.turn == seat:
                     time.sleep(0.0005)
                 if k >= WARMUP:
                     for got in view.got:

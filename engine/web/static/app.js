@@ -26,7 +26,8 @@
     seq: 0, // the last update applied
     role: "watcher",
     table: null, // what does not change: deck cards, colours, players, box or not
-    view: null, // the newest state
+    view: null, // the newest state: the referee's view, as `unoattack table --json` prints it
+    box: null, // the newest box panel
     nextId: 1,
     waiting: new Map(), // request id -> resolve
     retry: 500,
@@ -44,7 +45,7 @@
     const known = page.table && page.table.colors.find((x) => x.code === c);
     return known ? known.name : COLOUR_NAMES[c] || c;
   };
-  const name = (seat) => (page.view ? page.view.referee.players[seat] : `seat ${seat}`);
+  const name = (seat) => (page.view ? page.view.players[seat] : `seat ${seat}`);
 
   // -- the connection ------------------------------------------------------------------------
   function connect() {
@@ -103,6 +104,7 @@
       page.seq = msg.seq;
       page.received.push(msg.seq);
       page.view = msg.view;
+      page.box = msg.box;
       for (const line of msg.messages) addMessage(line);
       render();
     } else if (msg.type === "reset") {
@@ -145,7 +147,7 @@
   }
 
   // The referee asked for more (a wild's colour, a target, a count): its question, and the
-  // answers it accepts (the server checked each with the referee).
+  // answers it accepts (the referee tried each on a copy of itself).
   function openAsk(reply) {
     const dialog = $("ask");
     $("ask-question").textContent = reply.ask;
@@ -226,7 +228,7 @@
   function pickCard(card) {
     const v = page.view;
     if (!v) return;
-    if (v.referee.phase === "score") {
+    if (v.phase === "score") {
       page.hand.push(card);
       renderHandEntry();
       return;
@@ -294,87 +296,87 @@
   function render() {
     const v = page.view;
     if (!v || !page.table) return;
-    const ref = v.referee;
-    document.body.dataset.phase = ref.phase;
+    document.body.dataset.phase = v.phase;
     document.body.dataset.role = page.role;
-    $("round").textContent = `round ${ref.round} · ${ref.phase} · ${ref.mode} to ${ref.target}`;
+    $("round").textContent = `round ${v.round} · ${v.phase} · ${v.mode} to ${v.target}`;
     $("join-open").textContent = page.role === "player" ? "Leave" : "Join";
+    $("join-open").hidden = Boolean(page.table.watch_only);
+    $("watch-only").hidden = !page.table.watch_only;
+    $("watch-only").textContent = page.table.watch_only || "";
 
-    const top = cardFace(ref.top);
+    const top = cardFace(v.top);
     const t = $("top");
     t.className = `card big ${top.cls}`;
     t.textContent = top.text;
-    t.dataset.card = ref.top || "";
-    const playing = ref.phase === "play";
+    t.dataset.card = v.top || "";
+    const playing = v.phase === "play";
     $("colour").replaceChildren(
-      ...(ref.color ? [el("span", { class: `swatch card ${ref.color}` })] : []),
-      `colour ${colourName(ref.color)}`,
+      ...(v.color ? [el("span", { class: `swatch card ${v.color}` })] : []),
+      `colour ${colourName(v.color)}`,
     );
-    $("colour").dataset.color = ref.color || "";
-    $("turn").textContent = playing ? `${name(ref.turn)} to play` : ref.phase === "deal" ? `${name(ref.dealer)} deals` : "";
-    $("turn").dataset.seat = playing ? ref.turn : "";
-    $("direction").textContent = ref.direction === 1 ? "↻ play goes left (clockwise)" : "↺ play goes right (counter-clockwise)";
-    $("direction").dataset.direction = ref.direction;
+    $("colour").dataset.color = v.color || "";
+    $("turn").textContent = playing ? `${name(v.turn)} to play` : v.phase === "deal" ? `${name(v.dealer)} deals` : "";
+    $("turn").dataset.seat = playing ? v.turn : "";
+    $("direction").textContent = v.direction === 1 ? "↻ play goes left (clockwise)" : "↺ play goes right (counter-clockwise)";
+    $("direction").dataset.direction = v.direction;
     $("prompt").textContent = v.prompt;
 
     $("owes").replaceChildren(...v.owes.map((line) => el("li", { text: line })));
-    if (v.referee.pending.length > 1) {
-      $("owes").append(el("li", { class: "order", text: "order: " + v.referee.pending.map((o) => name(o.seat)).join(" → ") }));
+    if (v.pending.length > 1) {
+      $("owes").append(el("li", { class: "order", text: "order: " + v.pending.map((o) => name(o.seat)).join(" → ") }));
     }
 
     const b = v.button;
     const bs = $("button-state");
     if (v.classic && b.box) bs.replaceChildren("button locked: the referee dispenses every draw");
+    else if (!b.box && page.table.box) bs.replaceChildren(v.hitter !== null ? `${name(v.hitter)} presses the box` : "nobody presses now");
     else if (!b.box) bs.replaceChildren(v.hitter !== null ? `no box: tap what fired for ${name(v.hitter)}` : "no box connected");
     else if (b.locked === false && b.seat !== null) bs.replaceChildren(el("span", { class: "live", text: `● button live for ${name(b.seat)}` }));
     else bs.replaceChildren(b.locked ? el("span", { class: "locked", text: "■ button locked" }) : "button: waiting for the box");
     bs.dataset.locked = String(b.locked);
 
-    const uno = ref.uno;
+    const uno = v.uno;
     const u = $("uno");
     u.hidden = !uno;
     if (uno) u.textContent = uno.called ? `${name(uno.seat)} has one card and called UNO` : `${name(uno.seat)} has one card and has not called UNO: catch them before the next player starts!`;
 
     renderSeats(v);
     renderScores(v);
-    renderBox(v);
+    renderBox(v, page.box);
     renderActions(v);
   }
 
   function renderSeats(v) {
-    const ref = v.referee;
-    const owing = new Set(ref.pending.map((o) => o.seat));
-    $("seats").replaceChildren(...ref.players.map((player, s) => {
-      const turn = ref.phase === "play" && s === ref.turn;
+    const owing = new Set(v.pending.map((o) => o.seat));
+    $("seats").replaceChildren(...v.players.map((player, s) => {
+      const turn = v.phase === "play" && s === v.turn;
       const tags = [];
-      if (s === ref.dealer) tags.push(el("span", { class: "badge", text: "dealer" }));
+      if (s === v.dealer) tags.push(el("span", { class: "badge", text: "dealer" }));
       if (owing.has(s)) tags.push(el("span", { class: "badge owes", text: "owes" }));
-      if (ref.uno && ref.uno.seat === s) tags.push(el("span", { class: "badge uno", text: ref.uno.called ? "UNO" : "UNO?" }));
-      if (!ref.active[s]) tags.push(el("span", { class: "badge", text: "out" }));
-      return el("tr", { class: [turn ? "turn" : "", ref.active[s] ? "" : "out"].join(" ").trim() || null, "data-seat": s },
+      if (v.uno && v.uno.seat === s) tags.push(el("span", { class: "badge uno", text: v.uno.called ? "UNO" : "UNO?" }));
+      if (!v.active[s]) tags.push(el("span", { class: "badge", text: "out" }));
+      return el("tr", { class: [turn ? "turn" : "", v.active[s] ? "" : "out"].join(" ").trim() || null, "data-seat": s },
         el("td", { text: turn ? "▶" : "" }),
         el("td", { class: "name" }, player, ...tags),
-        el("td", { class: "num hand", text: String(ref.hand[s]) }),
-        el("td", { class: "num fired", text: `${ref.fired[s]} (${ref.presses[s]})` }),
-        el("td", { class: "num score", text: String(ref.scores[s]) }));
+        el("td", { class: "num hand", text: String(v.hands[s]) }),
+        el("td", { class: "num fired", text: `${v.fired[s]} (${v.presses[s]})` }),
+        el("td", { class: "num score", text: String(v.scores[s]) }));
     }));
   }
 
   function renderScores(v) {
-    const ref = v.referee;
-    const order = ref.players.map((_, s) => s).sort((a, b) => ref.scores[b] - ref.scores[a] || a - b);
+    const order = v.players.map((_, s) => s).sort((a, b) => v.scores[b] - v.scores[a] || a - b);
     $("scores").replaceChildren(...order.map((s) => el("tr", {},
-      el("td", { text: ref.players[s] + (ref.game_winners.includes(s) ? " ★ wins" : "") }),
-      el("td", { class: "num", text: String(ref.scores[s]) }))));
+      el("td", { text: v.players[s] + (v.game_winners.includes(s) ? " ★ wins" : "") }),
+      el("td", { class: "num", text: String(v.scores[s]) }))));
     const head = el("tr", {}, el("th", { text: "round" }), el("th", { text: "to" }),
-      ...ref.players.map((p) => el("th", { text: p })));
-    $("rounds").replaceChildren(...(ref.rounds.length ? [head] : []), ...ref.rounds.map((r) => el("tr", {},
+      ...v.players.map((p) => el("th", { text: p })));
+    $("rounds").replaceChildren(...(v.rounds.length ? [head] : []), ...v.rounds.map((r) => el("tr", {},
       el("td", { text: String(r.round) }), el("td", { text: name(r.winner) }),
       ...r.gained.map((g) => el("td", { class: "num", text: g ? `+${g}` : "" })))));
   }
 
-  function renderBox(v) {
-    const box = v.box;
+  function renderBox(v, box) {
     const facts = [];
     if (!box.connected) facts.push(["box", box.lost ? `lost: ${box.lost}` : "none (--port none)"]);
     else {
@@ -406,13 +408,12 @@
   }
 
   function renderActions(v) {
-    const ref = v.referee;
     const mine = page.role === "player";
-    $("actions").hidden = !mine || ref.phase === "over" && !v.undo;
+    $("actions").hidden = !mine || v.phase === "over" && !v.undo;
     if (!mine) return;
     const row = $("act-buttons");
     const buttons = [];
-    const phase = ref.phase;
+    const phase = v.phase;
     const hitter = v.hitter;
     if (phase === "deal") buttons.push(el("span", { text: "Tap the card turned up:" }));
     if (phase === "play") {
@@ -425,7 +426,7 @@
       if (!v.classic) buttons.push(button("Hit", "hit"));
       if (v.classic) buttons.push(button("Draw", "draw"));
       buttons.push(button("Pass", "pass"), button("UNO", "uno"));
-      if (ref.wd4) buttons.push(button("Challenge: WD4 legal", "challenge y"), button("Challenge: not legal", "challenge n"));
+      if (v.wd4) buttons.push(button("Challenge: WD4 legal", "challenge y"), button("Challenge: not legal", "challenge n"));
     }
     if (v.undo) buttons.push(button("Undo", "undo"));
     row.replaceChildren(...buttons);
@@ -434,14 +435,14 @@
     $("hand-entry").hidden = !scoring;
     if (scoring && v.to_enter.length) {
       const seat = v.to_enter[0];
-      $("hand-entry-title").textContent = `Cards left in ${name(seat)}'s hand (${ref.hand[seat]}): tap them`;
+      $("hand-entry-title").textContent = `Cards left in ${name(seat)}'s hand (${v.hands[seat]}): tap them`;
     }
     $("uno-toggle").hidden = phase !== "play";
     $("picker").hidden = !(phase === "deal" || phase === "play" || phase === "score");
     const who = $("who");
-    if (who.options.length !== ref.players.length) {
-      who.replaceChildren(...ref.players.map((p) => el("option", { value: p, text: p })));
-      $("by").replaceChildren(el("option", { value: "", text: "(nobody)" }), ...ref.players.map((p) => el("option", { value: p, text: p })));
+    if (who.options.length !== v.players.length) {
+      who.replaceChildren(...v.players.map((p) => el("option", { value: p, text: p })));
+      $("by").replaceChildren(el("option", { value: "", text: "(nobody)" }), ...v.players.map((p) => el("option", { value: p, text: p })));
     }
   }
 

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-IMAGES = ROOT / "docs" / "images"
 START_TIMEOUT = 120.0  # for the URL line: cold imports, a mock box, 2 busy cores
 WAIT_MS = 120_000  # Playwright's wait for one thing on the page, on a loaded machine
 CHROMIUM_FLAGS = [
@@ -64,16 +63,25 @@ def browser() -> Iterator[Any]:
             chromium.close()
 
 
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    """Where the browser tests save their screenshots: a temporary folder, so that a test run
+    never writes into the source tree; or the folder $UNOATTACK_SCREENSHOTS names (relative
+    to the checkout): `make screenshots` regenerates docs/images/ that way."""
+    wanted = os.environ.get("UNOATTACK_SCREENSHOTS")
+    folder = ROOT / wanted if wanted else tmp_path / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def table_service(
     state: Path, *, players: str = "Ann,Bob,Cat", deck: str = "attack", box: Any = None
 ) -> Any:
     """A `TableService` on the game in `state` (a new one if the file is not there), its
     published updates kept in `service.updates`."""
-    from engine.web.table_service import TableService, open_table
+    from engine.web.table_service import TableService, game_args, open_table
 
-    session = open_table(
-        players=players, deck=deck, mode="target", target=500, state=state, new=False, box=box
-    )
+    session = open_table(game_args(players=players, deck=deck, state=state), box)
     service = TableService(session, port=None if box is None else box.port)
     service.updates = []
     service.publish = service.updates.append

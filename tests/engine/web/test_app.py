@@ -86,7 +86,7 @@ def test_static_files_cannot_escape_their_folder(table: Any, path: str) -> None:
 def test_state_is_the_newest_update(table: Any) -> None:
     table.service.act("R5")
     data = table.get("/api/state").json()
-    assert data["seq"] == table.hub.seq and data["view"]["referee"]["top"] == "R5"
+    assert data["seq"] == table.hub.seq and data["view"]["top"] == "R5"
     assert table.get("/api/state").headers["cache-control"] == "no-store"
 
 
@@ -213,7 +213,7 @@ def test_the_websocket_sends_the_state_then_every_update_then_the_reply(table: A
         ws.send_json({"type": "act", "id": 1, "line": "R5"})
         got = receive_until(ws, "reply")
         assert [m["type"] for m in got] == ["update", "reply"]
-        assert got[0]["seq"] == first["seq"] + 1 and got[0]["view"]["referee"]["top"] == "R5"
+        assert got[0]["seq"] == first["seq"] + 1 and got[0]["view"]["top"] == "R5"
         assert got[1] == {
             "type": "reply",
             "id": 1,

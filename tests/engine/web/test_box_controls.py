@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine.demo import MockBox, default_config_path, demo_config
-from engine.web.serve import connect_box
+from engine.web.table_service import connect_box
 from tests.engine.web.conftest import table_service
 
 
@@ -21,7 +21,7 @@ def service(tmp_path: Path) -> Iterator[Any]:
     client = None
     stop = threading.Event()
     try:
-        client = connect_box(box.start(), {})
+        client = connect_box(box.start())
         svc = table_service(tmp_path / "t.json", players="Ann,Bob", box=client)
         pump = threading.Thread(target=svc.pump, args=(stop,), daemon=True)
         pump.start()
@@ -35,21 +35,21 @@ def service(tmp_path: Path) -> Iterator[Any]:
 
 def test_jam_model_within_the_boxs_ranges_only(service: Any) -> None:
     assert service.box_op("model").ok
-    model = service.view()["box"]["model"]
+    model = service.panel.snapshot()["model"]
     assert model["mode"] == "hazard"
     out = service.box_op("model.set", {"base": 0.3, "max_dry": 4})
     assert out.ok and out.messages == ["box: jam model set: base 0.3, max_dry 4"]
-    after = service.view()["box"]["model"]
+    after = service.panel.snapshot()["model"]
     assert after["base"] == 0.3 and after["max_dry"] == 4
     for params in ({"base": 5}, {"ejector_max_on_ms": 60000}, {"max_dry": "many"}):
         refused = service.box_op("model.set", params)
         assert not refused.ok and refused.error.startswith("box: BAD_ARG"), refused
-        assert service.view()["box"]["model"] == after
+        assert service.panel.snapshot()["model"] == after
 
 
 def test_panel_shows_the_boxs_status_and_reset(service: Any) -> None:
     service.refresh_box()
-    box = service.view()["box"]
+    box = service.panel.snapshot()
     assert box["connected"] and box["state"] in ("idle", "locked") and box["hopper"] > 0
     assert service.box_op("status").ok
     out = service.box_op("reset")

@@ -1,16 +1,17 @@
 """A real browser at a phone's size plays a round by tapping: without a box and with the mock
-box. After each step the page must show what the referee's state says. Screenshots of the
-page go to docs/images/ for the README and docs/web.md."""
+box. After each step the page must show what the referee's state says. The screenshots go to a
+temporary folder; `make screenshots` puts them in docs/images/ for the README and docs/web.md."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 import pytest
 
-from tests.engine.web.conftest import IMAGES, PHONE, WAIT_MS, Served
+from tests.engine.web.conftest import PHONE, WAIT_MS, Served
 
 # Generous bounds for a loaded 2-core machine: these wait on events, never on the clock.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
@@ -75,7 +76,7 @@ def matches_referee(page: Any, served: Served) -> dict[str, Any]:
     """The page shows what the referee's state says (waiting for it to have the newest)."""
     data = state(served)
     page.wait_for_function("s => unoattack.seq >= s", arg=data["seq"])
-    view, ref = data["view"], data["view"]["referee"]
+    view = ref = data["view"]
     assert page.get_attribute("#top", "data-card") == (ref["top"] or "")
     assert page.get_attribute("#colour", "data-color") == (ref["color"] or "")
     assert page.get_attribute("#direction", "data-direction") == str(ref["direction"])
@@ -86,7 +87,7 @@ def matches_referee(page: Any, served: Served) -> dict[str, Any]:
     assert owes == view["owes"]
     for seat, _player in enumerate(ref["players"]):
         row = page.locator(f"#seats tr[data-seat='{seat}']")
-        assert row.locator(".hand").inner_text() == str(ref["hand"][seat])
+        assert row.locator(".hand").inner_text() == str(ref["hands"][seat])
         fired = f"{ref['fired'][seat]} ({ref['presses'][seat]})"
         assert row.locator(".fired").inner_text() == fired
         assert row.locator(".score").inner_text() == str(ref["scores"][seat])
@@ -100,7 +101,9 @@ def enter_hand(page: Any, cards: list[str], *, changes: bool = True) -> None:
     tap(page, "#hand-enter", changes=changes)
 
 
-def test_a_round_by_tapping_without_a_box(serve: Callable[..., Served], phone: Any) -> None:
+def test_a_round_by_tapping_without_a_box(
+    serve: Callable[..., Served], phone: Any, screenshots: Path
+) -> None:
     served = serve("serve", "--port", "none", "--players", "Ann,Bob,Cat")
     page = phone(served.url)
     watcher = phone(served.url)
@@ -117,8 +120,8 @@ def test_a_round_by_tapping_without_a_box(serve: Callable[..., Served], phone: A
     page.locator("#picker [data-card='WAA']").tap()
     answer(page, "G")
     answer(page, "Bob")
-    page.wait_for_function("unoattack.view.referee.top === 'WAA'")
-    page.screenshot(path=str(IMAGES / "web-none.png"))
+    page.wait_for_function("unoattack.view.top === 'WAA'")
+    page.screenshot(path=str(screenshots / "web-none.png"))
     matches_referee(page, served)
     tap(page, "[data-line='fired 1']")
     tap(page, "[data-line='fired 0']")
@@ -130,7 +133,7 @@ def test_a_round_by_tapping_without_a_box(serve: Callable[..., Served], phone: A
     page.locator("#with-uno").check()
     tap(page, "#picker [data-card='G7']")
     data = matches_referee(page, served)
-    assert data["view"]["referee"]["phase"] == "score"
+    assert data["view"]["phase"] == "score"
     enter_hand(page, SPARE[:6])  # Ann
     enter_hand(page, SPARE[:5], changes=False)  # Cat holds 9: refused, nothing changes
     assert "Cat should hold 9 cards, got 5" in page.inner_text("#reply")
@@ -138,14 +141,16 @@ def test_a_round_by_tapping_without_a_box(serve: Callable[..., Served], phone: A
         page.locator(f"#picker [data-card='{card}']").tap()
     tap(page, "#hand-enter")
     data = matches_referee(page, served)
-    ref = data["view"]["referee"]
+    ref = data["view"]
     assert ref["phase"] == "deal" and ref["round"] == 2 and ref["scores"][1] > 0
     assert page.locator("#rounds tr").count() == 2
-    page.screenshot(path=str(IMAGES / "web-scores.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "web-scores.png"), full_page=True)
     matches_referee(watcher, served)  # the watching phone saw it all too
 
 
-def test_a_round_by_tapping_with_the_mock_box(serve: Callable[..., Served], phone: Any) -> None:
+def test_a_round_by_tapping_with_the_mock_box(
+    serve: Callable[..., Served], phone: Any, screenshots: Path
+) -> None:
     served = serve("serve", "--port", "mock", "--players", "Ann,Bob,Cat", "--speed", "20")
     page = phone(served.url)
     page.wait_for_selector("[data-fact=state]")
@@ -156,21 +161,21 @@ def test_a_round_by_tapping_with_the_mock_box(serve: Callable[..., Served], phon
     assert page.inner_text("#button-state") == "● button live for Cat"
     for presses in (1, 2):
         page.locator("[data-line='press']").tap()
-        page.wait_for_function(f"unoattack.view.referee.presses[2] === {presses}")
+        page.wait_for_function(f"unoattack.view.presses[2] === {presses}")
         if presses == 1:  # the README's picture: Cat owes one more hit, the button is live
             page.wait_for_selector("#button-state .live")
-            page.screenshot(path=str(IMAGES / "web-phone.png"))
+            page.screenshot(path=str(screenshots / "web-phone.png"))
     page.wait_for_function("unoattack.view.button.locked === true")
     data = matches_referee(page, served)
-    box = data["view"]["box"]
+    box = data["box"]
     assert len(box["bursts"]) == 2 and all(b["seat"] == "Cat" for b in box["bursts"])
     assert page.locator("#bursts li").count() == 2
     assert page.inner_text("[data-fact=hopper]") == str(box["hopper"])
-    page.screenshot(path=str(IMAGES / "web-phone-full.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "web-phone-full.png"), full_page=True)
     # Ann hits: the button is live for her, one press ends her turn.
     tap(page, "[data-line='hit']")
     page.locator("[data-line='press']").tap()
-    page.wait_for_function("unoattack.view.referee.presses[0] === 1")
+    page.wait_for_function("unoattack.view.presses[0] === 1")
     matches_referee(page, served)
     # Bob goes out; the hands left are entered and the round is scored.
     page.locator("#more summary").tap()
@@ -178,9 +183,9 @@ def test_a_round_by_tapping_with_the_mock_box(serve: Callable[..., Served], phon
     page.locator("#count").fill("1")
     tap(page, "#set-hand")
     tap(page, "#picker [data-card='R9']")
-    ref = matches_referee(page, served)["view"]["referee"]
+    ref = matches_referee(page, served)["view"]
     assert ref["phase"] == "score"
     for seat in (0, 2):
-        enter_hand(page, SPARE[: ref["hand"][seat]])
-    ref = matches_referee(page, served)["view"]["referee"]
+        enter_hand(page, SPARE[: ref["hands"][seat]])
+    ref = matches_referee(page, served)["view"]
     assert ref["round"] == 2 and ref["rounds"][0]["winner"] == 1
