@@ -229,7 +229,11 @@ class Loop:
             self._handler(event)
         except Exception as exc:
             self.errors += 1
-            log.error("handler for %r failed: %r", event.kind, exc, exc_info=exc)
+            if getattr(exc, "exit_code", None) is not None:
+                # one of ours (a LauncherError): its message says it all, no traceback
+                log.error("handler for %r failed: %s", event.kind, exc)
+            else:
+                log.error("handler for %r failed: %r", event.kind, exc, exc_info=exc)
             if self._on_error is None:
                 raise
             # on_error raising propagates to _run_thread -> on_crash -> loop ends.

@@ -42,7 +42,9 @@ def inflight_ejected(journal: Path) -> int | None:
     """Cards the daemon has recorded for the burst in flight (read-only peek at its journal)."""
     db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=1)
     try:
-        row = db.execute("SELECT value FROM meta WHERE key = 'inflight'").fetchone()
+        row = db.execute(
+            "SELECT body FROM presses WHERE body LIKE '%planned%' ORDER BY press_id LIMIT 1"
+        ).fetchone()
     except sqlite3.OperationalError:  # busy or not created yet
         return None
     finally:

@@ -85,7 +85,7 @@ def test_plant_state_reader_accepts_absent_empty_and_its_own_files(tmp_path: Pat
     path.write_text("")
     assert read_state(path) is None
     path.write_text('{"hopper": 7, "ejected_total": 3}')
-    assert read_state(path) == {"hopper": 7, "ejected_total": 3}
+    assert read_state(path) == {"hopper": 7, "ejected_total": 3, "loads": []}
 
 
 def test_a_damaged_journal_is_reported_in_the_hello_event(make_box, tmp_path: Path):
