@@ -37,6 +37,7 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 import uuid
 import zlib
 from collections import OrderedDict
@@ -390,23 +391,29 @@ class SqliteJournal:
         self._acked = self._last_seq = self._press_id = self._press_saved = self._opened_seq = 0
         self._open_presses: dict[int, dict] = {}
         _check_path(self.path)
-        mark_path = self._side("-mark")
-        made_mark = not mark_path.exists()
+        # files this open creates, removed again if it refuses: the folder is left as it was
+        made = [self._side(x) for x in ("", *SIDE_FILES) if not self._side(x).exists()]
         self._mark_fd = self._lock_mark()
         try:
             mark = self._read_mark()
+            behind = self._behind(mark)
+            if behind:
+                # before SQLite opens it for writing (closing would checkpoint the log): the
+                # files are moved aside as the crash left them, evidence for a person
+                self.recovered = self._move_aside(behind)
             try:
                 created = self._open()
             except _Damaged as exc:
                 self.recovered = self._move_aside(f"it is damaged ({exc})")
                 created = self._open_new()
             self._load()
-            self._check_mark(mark, created)
+            self._check_mark(mark, created, behind)
         except BaseException:
             self.close()
-            if made_mark and self.recovered is None:
-                with contextlib.suppress(OSError):
-                    mark_path.unlink()  # refused: leave the folder as we found it
+            if self.recovered is None:
+                for path in made:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
             raise
         self._opened_seq = self._last_seq
 
@@ -542,10 +549,14 @@ class SqliteJournal:
         db.execute("BEGIN IMMEDIATE")
         try:
             result = fn(db)
+            db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            # SQLite has already rolled back after some errors (a full disk): the error that
+            # counts is the first one, never "cannot rollback - no transaction is active"
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
         return result
 
     def _create(self, db: sqlite3.Connection) -> None:
@@ -604,29 +615,56 @@ class SqliteJournal:
             for pid, body in db.execute("SELECT press_id, body FROM presses ORDER BY press_id")
         }
 
-    def _check_mark(self, mark: Mark | None, created: bool) -> None:
+    def _behind(self, mark: Mark | None) -> str | None:
+        """Why the journal on disk is behind its mark (a read-only look, so nothing is
+        checkpointed), or None when it is not, or cannot be read that way."""
+        if mark is None or not self.path.exists() or self.path.stat().st_size == 0:
+            return None
+        uri = "file:" + urllib.parse.quote(str(self.path.absolute())) + "?mode=ro"
+        try:
+            db = sqlite3.connect(uri, uri=True, timeout=5)
+            try:
+                meta = dict(
+                    db.execute(
+                        "SELECT key, value FROM meta WHERE key IN ('stream','last_seq','press_id')"
+                    ).fetchall()
+                )
+                top = db.execute("SELECT MAX(seq) FROM events").fetchone()[0]
+            finally:
+                db.close()
+            stream, press_id = str(meta["stream"]), int(meta["press_id"])
+            last = max(int(top or 0), int(meta["last_seq"]))
+        except (sqlite3.Error, KeyError, ValueError, TypeError):
+            return None  # the real open decides (damaged, foreign, not ours)
+        if stream != mark.stream or (mark.seq <= last and mark.press_id <= press_id):
+            return None
+        return self._went_back(mark, last)
+
+    def _went_back(self, mark: Mark, last: int) -> str:
+        return f"the journal went back from seq {mark.seq} to {last} (a damaged or lost log)"
+
+    def _check_mark(self, mark: Mark | None, created: bool, behind: str | None = None) -> None:
         """Compare the journal with its mark: behind it, or gone, is journal loss."""
         if mark is None:
             return
-        if mark.stream == self.stream:
+        if behind:
+            what = behind
+        elif mark.stream == self.stream:
             if mark.seq <= self._last_seq and mark.press_id <= self._press_saved:
                 return
-            what = (
-                f"journal {self.path} went back from seq {mark.seq} to {self._last_seq} (a damaged"
-                " or deleted log)"
-            )
+            what = self._went_back(mark, self._last_seq)
             self.recovered = self._move_aside(what)
             created = self._open_new()
             self._load()
         elif created:
             what = (
-                f"journal {self.path} was lost ({'damaged' if self.recovered else 'deleted or'}"
+                f"the journal was lost ({'damaged' if self.recovered else 'deleted or'}"
                 f"{'' if self.recovered else ' emptied'}): stream {mark.stream[:8]} had reached"
                 f" seq {mark.seq}"
             )
         else:
             what = (
-                f"journal {self.path} is not the one last used here (stream {mark.stream[:8]} at"
+                f"this is not the journal last used here (stream {mark.stream[:8]} at"
                 f" seq {mark.seq})"
             )
         if created and mark.press_id > self._press_saved:
@@ -634,7 +672,7 @@ class SqliteJournal:
             self._write(lambda db: self._set_meta("press_id", str(mark.press_id)))
             self._press_id = self._press_saved = mark.press_id
         self.lost = f"{what}; new stream {self.stream[:8]}" if created else what
-        log.error("journal: %s", self.lost)
+        log.error("journal %s: %s", self.path, self.lost)
         self.sync()  # the mark follows the new journal at once, so the loss is told once
 
     def _move_aside(self, why: str) -> str:

@@ -558,13 +558,17 @@ class Link:
         reply["type"], reply["id"] = "reply", cmd_id
         if op == "status" and reply["ok"]:
             counters = self.counters
-            extra: dict[str, Any] = {"link": {k: counters[k] for k in STATUS_COUNTERS}}
-            recovered = getattr(self._journal, "recovered", None)
-            if recovered:  # a person must hear that the old journal was moved aside
-                extra["journal_recovered"] = recovered
-            with_extra = {**reply, **extra}
-            if _fits(with_extra):
-                reply = with_extra
+            with_link = {**reply, "link": {k: counters[k] for k in STATUS_COUNTERS}}
+            reply = with_link if _fits(with_link) else reply
+            # A person must hear that the journal was moved aside or lost events: as much of
+            # each report as fits in the one frame (the log has it whole).
+            for name in ("journal_lost", "journal_recovered"):
+                told = getattr(self._journal, name.removeprefix("journal_"), None)
+                while isinstance(told, str) and told:
+                    if _fits({**reply, name: told}):
+                        reply = {**reply, name: told}
+                        break
+                    told = told[: len(told) * 3 // 4 - 3] + "..." if len(told) > 40 else ""
         if not _fits(reply):
             log.error("reply to %s does not fit in one frame: %r", op, reply)
             reply = protocol.reply_error(cmd_id, protocol.INTERNAL, f"{op}: reply too long")

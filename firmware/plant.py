@@ -427,11 +427,13 @@ class Plant:
         if len(self.crossings) > 2 * KEEP_HISTORY:
             del self.crossings[:-KEEP_HISTORY]
         self._beam_until = now + max(1, self.config.beam_ms) * _MS
+        # The card has left the hopper before it reaches the beam: the state file says so first,
+        # so a box that dies while it records the card never counts more than the plant holds.
+        self._save()
         if self._stuck is None:
             self._drive_sensor(True)
         if self.hopper == 0:
             self._drive_inputs()
-        self._save()
         self._cond.notify_all()
 
     # -- persistence ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 
 from firmware import protocol
 from firmware.journal import MemoryJournal
-from tests.firmware.conftest import assert_one_fire_per_press
+from tests.firmware.conftest import QUICK_JAM, assert_one_fire_per_press
 
 
 def test_press_fires_the_planned_cards(make_box):
@@ -87,7 +87,7 @@ def test_a_full_queue_answers_the_extra_presses_with_queue_full(make_box):
 
 
 def test_a_stalled_feed_is_retried_then_latched_jammed_and_a_long_press_clears_it(make_box):
-    box = make_box({"limits.unjam_retries": 2})
+    box = make_box({**QUICK_JAM, "limits.unjam_retries": 2})
     box.plant.stall()
     box.daemon.press()
     jam = box.wait_kind("jam")
@@ -112,7 +112,7 @@ def test_a_stalled_feed_is_retried_then_latched_jammed_and_a_long_press_clears_i
 def test_a_misfeed_is_cleared_by_one_reverse_pulse(make_box):
     # The roller slips until a reverse pulse re-grips it; after that a card comes within one
     # feed slot (~45 ms), far inside the card timeout even on a loaded machine.
-    box = make_box({"jam.count": 3, "timing.card_timeout_ms": 300})
+    box = make_box({"jam.count": 3, "timing.card_timeout_ms": 1000})
     box.plant.misfeed(1000)
     box.daemon.press()
     (fire,) = box.wait_fires(1)
@@ -168,7 +168,7 @@ def test_lock_refuses_button_presses_but_dispense_still_deals(make_box):
 
 
 def test_dispense_checks_its_count_and_the_state(make_box):
-    box = make_box({"limits.max_burst": 6})
+    box = make_box({**QUICK_JAM, "limits.max_burst": 6})
     bad = box.command("dispense", count=7)
     assert bad["ok"] is False and bad["error"]["code"] == "BAD_ARG"
     assert box.command("dispense", count="3")["error"]["code"] == "BAD_ARG"
