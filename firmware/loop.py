@@ -140,6 +140,12 @@ class Loop:
         self._tokens[name] = token
         self._deadlines[name] = deadline_ns
         heapq.heappush(self._timers, (deadline_ns, next(self._order), name, token, kind, data))
+        if len(self._timers) > 4 * len(self._tokens) + 64:
+            # Re-armed and cancelled timers stay in the heap until their old deadline; with a
+            # max-on deadline of seconds and a burst every few ms they would pile up. Keep only
+            # the live ones (amortised: this runs once per many pushes).
+            self._timers = [t for t in self._timers if self._tokens.get(t[2]) == t[3]]
+            heapq.heapify(self._timers)
         return token
 
     def cancel_timer(self, name: str) -> None:

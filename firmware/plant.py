@@ -31,7 +31,7 @@ from firmware.errors import UsageError
 log = logging.getLogger(__name__)
 
 _MS = 1_000_000
-KEEP_HISTORY = 10_000  # newest crossings and output changes kept (a soak runs for days)
+KEEP_HISTORY = 2_000  # newest crossings and output changes kept (a soak runs for days)
 KEEP_LOADS = 64  # tokens of the newest loads, so a load retried after a crash is not doubled
 
 
