@@ -103,6 +103,11 @@ def make_config(tmp_path: Path) -> Callable[..., Any]:
     return make
 
 
+# How long a helper waits for what a test expects: generous, since a busy machine can be slow,
+# and what is expected comes in milliseconds when all is well.
+WAIT = 20.0
+
+
 class Box:
     """A started daemon on mock pins with its plant, plus helpers for tests."""
 
@@ -112,7 +117,7 @@ class Box:
         self.factory = factory
         self.config = config
 
-    def command(self, op: str, timeout: float = 5.0, **args: Any) -> dict:
+    def command(self, op: str, timeout: float = WAIT, **args: Any) -> dict:
         """Run a command on the loop and return its reply."""
         import threading
 
@@ -135,18 +140,18 @@ class Box:
         """Press events of this run so far."""
         return [e for e in self.daemon.events if e["kind"] == "press"]
 
-    def wait_fires(self, n: int, timeout: float = 10.0) -> list[dict]:
+    def wait_fires(self, n: int, timeout: float = WAIT) -> list[dict]:
         """Wait for ``n`` fire events in total; returns them."""
         self.daemon.wait_for(lambda e: len(self.fires()) >= n, timeout)
         return self.fires()
 
-    def wait_state(self, state: str, timeout: float = 5.0) -> None:
+    def wait_state(self, state: str, timeout: float = WAIT) -> None:
         """Wait until the machine is in ``state``."""
         if self.daemon.state != state:
             self.daemon.wait_for(lambda e: self.daemon.state == state, timeout)
         assert self.daemon.state == state
 
-    def wait_kind(self, kind: str, timeout: float = 5.0) -> dict:
+    def wait_kind(self, kind: str, timeout: float = WAIT) -> dict:
         """The first event of ``kind``."""
         return self.daemon.wait_for(lambda e: e["kind"] == kind, timeout)
 
@@ -164,7 +169,7 @@ class Box:
         names = ("ejector_forward", "ejector_backward", "ejector_enable", "flywheel")
         return all(not states.get(n, 0) for n in names)
 
-    def hold_button(self, timeout: float = 5.0) -> None:
+    def hold_button(self, timeout: float = WAIT) -> None:
         """Hold the big button until the hold fires, then release it."""
         pin = self.pin("button")
         events = self.daemon.events
