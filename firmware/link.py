@@ -727,7 +727,9 @@ class Link:
                 if seq <= self._high:
                     self._counters["resent"] += 1
                 self._high = max(self._high, seq)
-                if self._next == seq:
+                # (a hello or nak that came while this line was written has rewound the
+                # window: the line was the old window's, and the new one still needs it)
+                if self._next == seq and epoch == self._epoch:
                     self._next = seq + 1
 
     def _write(self, port: _Port, line: bytes) -> bool:
