@@ -215,6 +215,13 @@ class BoxProcess:
         return "daemon log:\n" + "\n".join(text.splitlines()[-lines:])
 
 
+def pattern_box(work: Path, pattern: list[int]) -> BoxProcess:
+    """A `BoxProcess` in `work` on the `FAST` config whose presses fire `pattern` (repeated);
+    not started yet (the benchmarks use it too)."""
+    changes = merge(FAST, {"jam": {"mode": "pattern", "pattern": pattern}})
+    return BoxProcess(work, write_config(work / "launcher.toml", changes))
+
+
 @pytest.fixture
 def launcher_box(tmp_path: Path) -> Iterator[Callable[..., BoxProcess]]:
     """Factory fixture: ``launcher_box(**changes)`` -> a started `BoxProcess` on a config made

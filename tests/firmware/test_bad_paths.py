@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -67,6 +68,21 @@ def test_journal_that_is_a_directory_or_not_sqlite_is_refused_not_moved(tmp_path
     refused(launcher_run(tmp_path, "--journal", str(target)), str(target), want)
     assert sorted(x.name for x in work.iterdir()) == before  # nothing renamed
     assert (target / "keep" if name == "dir" else target).read_text() == NOTES
+
+
+def test_another_programs_sqlite_database_is_refused_in_one_line_and_untouched(tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "photos.db"
+    db = sqlite3.connect(target)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)")
+    db.commit()
+    db.close()
+    before = target.read_bytes()
+    refused(launcher_run(tmp_path, "--journal", str(target)), "another program's SQLite database")
+    assert target.read_bytes() == before
+    assert sorted(x.name for x in work.iterdir()) == ["photos.db"]
 
 
 @pytest.mark.parametrize("kind", ["file", "dir"])

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 
 from engine.client import BoxClient  # noqa: E402
-from tests.e2e.conftest import FAST, BoxProcess, merge, write_config  # noqa: E402
+from tests.e2e.conftest import pattern_box  # noqa: E402
 
 FULL = 10_000  # presses after which every retention limit of the box is full
 PRESSERS = 8
@@ -39,11 +39,7 @@ def soak(presses: int, rate: float | None) -> tuple[list[tuple[float, int, int]]
     """[(seconds, presses so far, RSS bytes)] and the presses done when the limits filled."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        config = write_config(
-            work / "launcher.toml",
-            merge(FAST, {"jam": {"mode": "pattern", "pattern": [0] * 9 + [1]}}),
-        )
-        box = BoxProcess(work, config)
+        box = pattern_box(work, [0] * 9 + [1])
         box.start()
         try:
             proc = psutil.Process(box.proc.pid)

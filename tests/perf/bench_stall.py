@@ -27,7 +27,7 @@ import psutil  # noqa: E402
 import serial  # noqa: E402
 
 from firmware import protocol  # noqa: E402
-from tests.e2e.conftest import FAST, BoxProcess, merge, write_config  # noqa: E402
+from tests.e2e.conftest import pattern_box  # noqa: E402
 
 NEW_EVERY_S = 0.05
 RETRY_EVERY_S = 0.25
@@ -39,11 +39,7 @@ def stall(seconds: float) -> tuple[list[tuple[float, int, int]], int, int]:
     """[(seconds, commands written, RSS bytes)], stale replies flushed, frames written."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        config = write_config(
-            work / "launcher.toml",
-            merge(FAST, {"jam": {"mode": "pattern", "pattern": [0] * 9 + [1]}}),
-        )
-        box = BoxProcess(work, config)
+        box = pattern_box(work, [0] * 9 + [1])
         box.start()
         try:
             proc = psutil.Process(box.proc.pid)
