@@ -840,7 +840,7 @@ class Daemon:
             self._spin()
 
     def _finish(self, reason: str, trigger: str | None) -> None:
-        """End the burst: outputs off, the fire event (journaled with the in-flight cleared)."""
+        """End the burst: outputs off, the fire event (the journal closes the press with it)."""
         burst = self.burst
         assert burst is not None
         self.outputs_off()
