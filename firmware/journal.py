@@ -747,7 +747,9 @@ class SqliteJournal:
             try:
                 return self._transaction(db, fn)
             except sqlite3.Error as exc:
-                raise self._refusal(exc, "write failed") from exc
+                # one line, and always a JournalError: whatever the cause (a full disk, a
+                # filesystem gone read-only), a box that cannot journal stops safely
+                raise JournalError(str(self._refusal(exc, "write failed"))) from exc
 
     # -- interface -------------------------------------------------------------------------
 

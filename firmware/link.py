@@ -369,9 +369,13 @@ class Link:
             for item in self._decoder.feed(data):
                 try:
                     self._handle(item)
-                except Exception:
+                except Exception as exc:
                     # a handler bug must not kill the link: answer INTERNAL and keep reading
-                    log.exception("link: handling a frame failed")
+                    # (a journal that cannot be written is said in one line, not a traceback)
+                    if isinstance(exc, JournalError):
+                        log.error("link: handling a frame failed: %s", exc)
+                    else:
+                        log.exception("link: handling a frame failed")
                     cmd_id = _item_id(item)
                     with self._lock:
                         self._counters["internal"] += 1
