@@ -70,7 +70,10 @@ def test_every_command_round_trips(box: BoxProcess, tmp_path: Path) -> None:
 
         seqs = [e["seq"] for e in client.events(timeout=0.5)]
         assert seqs == sorted(set(seqs))
-        assert client.stats.duplicates == 0 and client.stats.bad_frames == 0
+        # Duplicates are allowed: on a busy machine the box's resend timer (0.25 s) may run out
+        # before an ack arrives, and the host drops the resent copy. Garbled frames are not.
+        assert client.stats.bad_frames == 0
+        assert client.stats.delivered == client.position.seq - client.stats.skipped
 
 
 def send(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -102,3 +105,18 @@ def test_the_fast_config_settles_a_motor_burst_in_one_feed_slot(tmp_path: Path) 
     slot = cfg.plant.feed_interval_ms + cfg.plant.feed_jitter_ms + cfg.plant.beam_ms
     assert cfg.timing.settle_ms == slot  # not the default 100 ms on every motor burst
     assert cfg.timing.settle_ms >= 2 * cfg.plant.beam_ms
+
+
+def test_a_client_never_reopens_a_pty_that_died_with_its_box(box: BoxProcess) -> None:
+    # A pty's number goes to the next pty made on the machine (another box, another test's box):
+    # reopening the old path would reach a stranger, so the client stops with one line.
+    old_port = box.port
+    with BoxClient(old_port, timeout=10) as client:
+        assert client.status()["state"] == "idle"
+        box.stop()
+        with pytest.raises(BoxError) as gone:
+            client.command("status")
+        assert gone.value.code == "UNREACHABLE" and "is gone" in str(gone.value)
+        with pytest.raises(BoxError, match="is gone"):
+            list(client.events())  # what came before the end first, then the one line
+        assert client.stats.reconnects == 0
