@@ -34,6 +34,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from engine.boxport import check_speed, mock_box, mock_config
 from engine.errors import InputError, UnoError
 from firmware.commandline import whole_number
 
@@ -696,41 +697,16 @@ def run_demo(args: argparse.Namespace) -> int:
         raise InputError(f"--players {args.players}: from 2 to 10")
     if args.target < 1:
         raise InputError(f"--target {args.target}: a number of points above 0")
-    if not 0 < args.speed <= 1000:
-        raise InputError(f"--speed {args.speed:g}: above 0 and at most 1000")
+    check_speed(args.speed)
     from engine.cards import load_deck
 
     load_deck(args.deck)  # a bad deck is a usage error before anything starts
-    text = demo_config(
-        default_config_path().read_text(encoding="utf-8"),
-        speed=args.speed,
-        players=args.players,
-        seed=args.seed,
-    )
+    text = mock_config(speed=args.speed, players=args.players, seed=args.seed)
     if getattr(args, "web", False):
         from engine.web.demo_web import run
 
         return run(args, text)
     return play(text, args, sys.stdout)
-
-
-@contextlib.contextmanager
-def running_box(config_text: str) -> Iterator[tuple[MockBox, Any]]:
-    """The mock box started with `config_text` and a `BoxClient` connected to it; both are
-    stopped on the way out, whatever happens (the box's exit code stays in `box.proc`)."""
-    from engine.client import BoxClient
-
-    box = MockBox(config_text)
-    client: BoxClient | None = None
-    try:
-        port = box.start()
-        client = BoxClient(port, timeout=10.0)
-        client.connect()
-        yield box, client
-    finally:
-        if client is not None:
-            client.close()
-        box.cleanup()
 
 
 def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
@@ -739,7 +715,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     line ends quietly with 0 on it, as every command does."""
     screen = Screen(out, list(NAMES[: args.players]))
     try:
-        with signals_as_interrupt(), running_box(config_text) as (box, client):
+        with signals_as_interrupt(), mock_box(config_text) as (box, client):
             demo = Demo(
                 box,
                 client,

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.cards import COLORS, Card, parse_card
 from engine.console import Console
 from engine.effects import effect_of
@@ -1221,7 +1222,7 @@ def register(subparsers: Any) -> None:
             "Lines may also come from a pipe or a file (the same typed lines)."
         ),
     )
-    p.add_argument("--port", required=True, help="the box's serial port (or `none` for no box)")
+    add_box_arguments(p)  # --port PORT|mock|none, as `unoattack serve` takes it
     add_game_arguments(p)
     p.add_argument(
         "--json",
@@ -1283,27 +1284,6 @@ def check_game(args: argparse.Namespace) -> StateFile | None:
     return None
 
 
-def connect_box(port: str, saved: StateFile | None = None) -> Any:
-    """A connected `BoxClient` on `port`. For a saved game it asks the box to replay every
-    event after the last one that game applied: a press made while the host was down still
-    counts, and none counts twice. A name that cannot be a serial port is a usage error."""
-    from engine.client import BoxClient, BoxError
-
-    client = BoxClient(port)  # a bad port name: BoxError BAD_PORT, exit 2
-    resume = saved.last_event if saved is not None else {}
-    if resume.get("stream"):
-        client.position.stream = resume["stream"]
-        client.position.seq = int(resume.get("seq") or 0)
-    try:
-        client.connect()
-    except BoxError as exc:
-        client.close()
-        if exc.code == "BAD_PORT":  # not a port name pyserial knows: the user's mistake
-            raise InputError(str(exc)) from None
-        raise
-    return client
-
-
 def _new_referee(args: argparse.Namespace) -> Referee:
     options = dict(parse_option(text) for text in getattr(args, "option", None) or [])
     return Referee(
@@ -1351,12 +1331,12 @@ def build_session(
 
 def run_table(args: argparse.Namespace) -> int:
     """`unoattack table`: the interactive referee loop."""
+    check_box_arguments(args)
     saved = check_game(args)  # usage errors (names, deck, mode, options) before the box
-    box = None if args.port.lower() == "none" else connect_box(args.port, saved)
     # With --json, stdout is for the one JSON object: the table's words go to stderr.
     out = sys.stderr if args.json else sys.stdout
-    try:
-        session = build_session(args, box, out, saved=saved)
+    with open_box(args, saved) as opened:
+        session = build_session(args, opened.client, out, saved=saved)
         history = args.state.with_name(args.state.name + ".history")
         console = Console(sys.stdin, out, history=history, tty=None if not args.json else False)
         code = session.run(console)
@@ -1365,9 +1345,6 @@ def run_table(args: argparse.Namespace) -> int:
             state["refused_lines"] = session.refused_lines
             print(json.dumps(state), flush=True)
         return code
-    finally:
-        if box is not None:
-            box.close()
 
 
 __all__ = [
@@ -1381,7 +1358,6 @@ __all__ = [
     "build_session",
     "check_game",
     "check_state_folder",
-    "connect_box",
     "load_state",
     "register",
     "run_table",

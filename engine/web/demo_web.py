@@ -118,7 +118,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -> int:
     """Start the mock box, the referee and the server; the bots play once the pages are
     there; serve until Ctrl-C."""
-    from engine.demo import NAMES, Demo, Screen, running_box, show_summary, signals_as_interrupt
+    from engine.boxport import mock_box
+    from engine.demo import NAMES, Demo, Screen, show_summary, signals_as_interrupt
     from engine.errors import InputError
     from engine.web.serve import need_web_extra
     from engine.web.server import WebServer
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
     screen = Screen(out, names)
     summaries: list[dict[str, Any]] = []
     try:
-        with signals_as_interrupt(), running_box(config_text) as (box, client):
+        with signals_as_interrupt(), mock_box(config_text) as (box, client):
             session = demo_table(players=names, deck=args.deck, target=args.target)
             service = TableService(session, box=client, port=client.port, watch_only=WATCH_ONLY)
 
@@ -165,7 +166,7 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
                 service.announce([f"game over: {summary['winner_name']} wins"], {"demo": "over"})
 
             server.attach(service, workers=[play])
-            server.banner(out, "unoattack demo --web")
+            server.banner(out, "unoattack demo --web", saved=False)
             waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
             screen.line(
                 f"the bots {', '.join(names)} play to {args.target} through the mock box on "

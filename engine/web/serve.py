@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from engine.errors import InputError, UnoError
+from engine.errors import UnoError
 
 __all__ = ["add_web_arguments", "need_web_extra", "register", "run_serve"]
 
@@ -61,8 +61,8 @@ def add_web_arguments(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers: Any) -> None:
     """Add the `serve` subcommand."""
-    from engine.demo import DEFAULT_SPEED
-    from engine.web.table_service import add_game_arguments
+    from engine.boxport import add_box_arguments
+    from engine.table import add_game_arguments
 
     p = subparsers.add_parser(
         "serve",
@@ -73,64 +73,36 @@ def register(subparsers: Any) -> None:
             "table`."
         ),
     )
-    p.add_argument(
-        "--port",
-        required=True,
-        help="the box's serial port, `mock` (a box on mock pins, as in the demo) or `none`",
-    )
+    add_box_arguments(p)  # --port PORT|mock|none (--speed, --seed), as `unoattack table`
     add_game_arguments(p)  # the same game options as `unoattack table`
     add_web_arguments(p)
-    p.add_argument(
-        "--speed",
-        type=float,
-        default=DEFAULT_SPEED,
-        help=f"--port mock: divide the mock box's timings by this (default {DEFAULT_SPEED:g})",
-    )
-    p.add_argument("--seed", type=int, default=1, help="--port mock: the mock box's seed (1)")
     p.set_defaults(func=run_serve)
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """`unoattack serve`."""
     need_web_extra()
-    from engine.demo import MockBox, default_config_path, demo_config, signals_as_interrupt
+    from engine.boxport import check_box_arguments, open_box
+    from engine.demo import signals_as_interrupt
+    from engine.table import check_game
     from engine.web.server import WebServer
-    from engine.web.table_service import TableService, check_game, connect_box, open_table
+    from engine.web.table_service import TableService, open_table
 
-    if not 0 < args.speed <= 1000:
-        raise InputError(f"--speed {args.speed:g}: above 0 and at most 1000")
-    saved = check_game(args)  # usage errors before anything starts
+    check_box_arguments(args)  # usage errors before anything starts
+    saved = check_game(args)
     server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
-    mock: MockBox | None = None
-    client: Any = None
-    port = args.port
     try:
-        with signals_as_interrupt():
-            if port.lower() == "mock":
-                players = len(args.players.split(","))
-                mock = MockBox(
-                    demo_config(
-                        default_config_path().read_text(encoding="utf-8"),
-                        speed=args.speed,
-                        players=players,
-                        seed=args.seed,
-                    )
-                )
-                port = mock.start()
-                client = connect_box(port)  # a new mock box: nothing to replay
-            elif port.lower() != "none":
-                client = connect_box(port, saved)
-            session = open_table(args, client, saved)
-            service = TableService(session, port=None if client is None else port)
-            server.attach(service)
-            server.banner(sys.stdout)
-            server.run()
+        with signals_as_interrupt(), open_box(args, saved) as box:
+            session = open_table(args, box.client, saved)
+            try:
+                service = TableService(session, port=box.port)
+                server.attach(service)
+                server.banner(sys.stdout)
+                server.run()
+            finally:
+                session.goodbye()  # saved, and the button locked while no referee runs
     except KeyboardInterrupt:
         print("unoattack serve: stopped; the game is saved", file=sys.stderr)
     finally:
         server.close()
-        if client is not None:
-            client.close()
-        if mock is not None:
-            mock.cleanup()
     return 0

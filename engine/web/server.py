@@ -165,8 +165,9 @@ class WebServer:
         """Release the socket (when `run` never ran)."""
         self.sock.close()
 
-    def banner(self, out: TextIO, prog: str = "unoattack serve") -> None:
-        """The URL, the join code and a QR code of the URL."""
+    def banner(self, out: TextIO, prog: str = "unoattack serve", *, saved: bool = True) -> None:
+        """The URL, the join code and a QR code of the URL (`saved`: the game has a state
+        file)."""
         print(f"{prog}: the table at {self.url}", file=out)
         if self.host in ("127.0.0.1", "localhost", "::1"):
             print("  (this machine only; --http 0.0.0.0:PORT lets phones on the LAN in)", file=out)
@@ -177,7 +178,8 @@ class WebServer:
             segno.make(self.url, error="m").terminal(out=out, compact=True, border=1)
         except UnicodeEncodeError:
             print("  (the QR code needs a UTF-8 terminal)", file=out)
-        print("  Ctrl-C stops the server; the game is saved after every action", file=out)
+        kept = "; the game is saved after every action" if saved else ""
+        print(f"  Ctrl-C stops the server{kept}", file=out)
         out.flush()
 
     def run(self) -> None:

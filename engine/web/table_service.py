@@ -28,24 +28,14 @@ from typing import Any
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
 from engine.referee import COLOR_NAMES, Referee
-from engine.table import (
-    StateFile,
-    TableSession,
-    add_game_arguments,
-    build_session,
-    check_game,
-    connect_box,
-)
+from engine.table import StateFile, TableSession, add_game_arguments, build_session
 from engine.web.box_panel import BoxPanel
 
 __all__ = [
     "MAX_LINE",
     "Outcome",
     "TableService",
-    "add_game_arguments",
-    "check_game",
     "check_line",
-    "connect_box",
     "demo_table",
     "game_args",
     "open_table",

@@ -39,10 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 from websockets.asyncio.client import connect  # noqa: E402
 
-from engine.demo import MockBox  # noqa: E402
-from engine.web.serve import connect_box  # noqa: E402
+from engine.boxport import mock_box  # noqa: E402
 from engine.web.server import WebServer  # noqa: E402
-from engine.web.table_service import TableService, open_table  # noqa: E402
+from engine.web.table_service import TableService, game_args, open_table  # noqa: E402
 from tests.e2e.conftest import FAST, merge, write_config  # noqa: E402
 
 WARMUP = 10
@@ -132,22 +131,12 @@ def _key(text: str, kind: str) -> int | None:
 
 def ours(pages: int, presses: int) -> tuple[list[float], list[float], list[str]]:
     """(press->page, event->page) seconds over every page and press, and the fire frames."""
-    box = MockBox(box_config())
-    client = None
-    server = None
-    try:
-        port = box.start()
-        client = connect_box(port, {})
-        tmp = tempfile.mkdtemp(prefix="bench-web-")
-        session = open_table(
-            players="Ann,Bob",
-            deck="attack",
-            mode="target",
-            target=500,
-            state=Path(tmp) / "table.json",
-            new=True,
-            box=client,
-        )
+    with contextlib.ExitStack() as stack:
+        _box, client = stack.enter_context(mock_box(box_config()))
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-web-"))
+        args = game_args(players="Ann,Bob", state=Path(tmp) / "table.json", new=True)
+        session = open_table(args, client)
+        port = client.port
         service = TableService(session, port=port)
         event_at: dict[int, float] = {}
         handle = service.handle_event
@@ -162,6 +151,8 @@ def ours(pages: int, presses: int) -> tuple[list[float], list[float], list[str]]
         server.attach(service)
         runner = threading.Thread(target=server.run, daemon=True)
         runner.start()
+        stack.callback(runner.join, 10)
+        stack.callback(server.shutdown)  # first: then the runner ends
         url = f"ws://127.0.0.1:{server.port}/ws"
         _wait_port(server.port)
         assert service.act("R5").ok
@@ -192,13 +183,6 @@ def ours(pages: int, presses: int) -> tuple[list[float], list[float], list[str]]
         finally:
             view.close()
         return press_lat, event_lat, frames
-    finally:
-        if server is not None:
-            server.shutdown()
-            time.sleep(0.3)
-        if client is not None:
-            client.close()
-        box.cleanup()
 
 
 def bare(pages: int, frames: list[str]) -> list[float]:

@@ -10,27 +10,23 @@ from typing import Any
 
 import pytest
 
-from engine.demo import MockBox, default_config_path, demo_config
-from engine.web.table_service import connect_box
+from engine.boxport import mock_box, mock_config
 from tests.engine.web.conftest import table_service
 
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[Any]:
-    box = MockBox(demo_config(default_config_path().read_text(), speed=20, players=2, seed=1))
-    client = None
     stop = threading.Event()
-    try:
-        client = connect_box(box.start())
+    with mock_box(mock_config(speed=20, players=2, seed=1)) as (_box, client):
         svc = table_service(tmp_path / "t.json", players="Ann,Bob", box=client)
         pump = threading.Thread(target=svc.pump, args=(stop,), daemon=True)
         pump.start()
-        yield svc
-    finally:
-        stop.set()
-        if client is not None:
-            client.close()
-        box.cleanup()
+        try:
+            yield svc
+        finally:
+            stop.set()
+            pump.join(10)
+            assert not pump.is_alive(), "the box's event pump did not stop"
 
 
 def test_jam_model_within_the_boxs_ranges_only(service: Any) -> None:
