@@ -28,7 +28,7 @@ from typing import Any
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
 from engine.referee import COLOR_NAMES, Referee
-from engine.table import StateFile, TableSession, add_game_arguments, build_session
+from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
 from engine.web.box_panel import BoxPanel
 
 __all__ = [
@@ -195,6 +195,7 @@ class TableService:
             "colors": [{"code": c, "name": COLOR_NAMES[c]} for c in COLORS],
             "players": list(self.session.ref.players),
             "box": self.box is not None,
+            "max_fired": MAX_FIRED,  # the `fired N` buttons without a box: 0 to this
             "watch_only": self.watch_only,
         }
 

@@ -3,10 +3,15 @@
 // The page knows no rule. It shows what the server's referee says (its state, its one-line
 // reasons, its questions) and composes the same command lines `unoattack table` accepts from
 // its pickers: a card, a word, a name, a number. What a line means is the referee's business.
+// Its own words are all in text.js (`T`); the referee's come from the server.
 "use strict";
 
 (() => {
+  const T = window.UNOATTACK_TEXT;
   const $ = (id) => document.getElementById(id);
+  for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
+  for (const node of document.querySelectorAll("[data-title]")) node.title = T[node.dataset.title];
+  for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
   const el = (tag, attrs = {}, ...kids) => {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs)) {
@@ -39,13 +44,13 @@
   };
   window.unoattack = page; // for the browser tests and the curious
 
-  const COLOUR_NAMES = { R: "red", Y: "yellow", G: "green", B: "blue" };
+  // Colour names are the referee's (the server sends them with the deck).
   const colourName = (c) => {
-    if (!c) return "-";
+    if (!c) return T.no_colour;
     const known = page.table && page.table.colors.find((x) => x.code === c);
-    return known ? known.name : COLOUR_NAMES[c] || c;
+    return known ? known.name : c;
   };
-  const name = (seat) => (page.view ? page.view.players[seat] : `seat ${seat}`);
+  const name = (seat) => (page.view ? page.view.players[seat] : T.seat(seat));
 
   // -- the connection ------------------------------------------------------------------------
   function connect() {
@@ -65,7 +70,7 @@
       setConn(false);
       if (page.ws !== ws) return;
       page.ws = null;
-      for (const resolve of page.waiting.values()) resolve({ ok: false, error: "connection lost: try again" });
+      for (const resolve of page.waiting.values()) resolve({ ok: false, error: T.connection_lost });
       page.waiting.clear();
       page.timer = setTimeout(connect, page.retry);
       page.retry = Math.min(page.retry * 2, 5000);
@@ -83,7 +88,7 @@
 
   function setConn(on) {
     const c = $("conn");
-    c.textContent = on ? "live" : "offline";
+    c.textContent = on ? T.live : T.offline;
     c.className = "conn " + (on ? "on" : "off");
   }
 
@@ -108,7 +113,7 @@
       for (const line of msg.messages) addMessage(line);
       render();
     } else if (msg.type === "reset") {
-      addMessage(`(missed updates ${msg.since + 1} to ${msg.oldest - 1} while away)`, "gap");
+      addMessage(T.missed(msg.since + 1, msg.oldest - 1), "gap");
     } else if (msg.type === "reply" || msg.type === "error") {
       const resolve = page.waiting.get(msg.id);
       page.waiting.delete(msg.id);
@@ -119,7 +124,7 @@
 
   function request(type, fields) {
     return new Promise((resolve) => {
-      if (!page.ws || page.ws.readyState !== 1) { resolve({ ok: false, error: "not connected: wait a moment" }); return; }
+      if (!page.ws || page.ws.readyState !== 1) { resolve({ ok: false, error: T.not_connected }); return; }
       const id = page.nextId++;
       page.waiting.set(id, resolve);
       page.ws.send(JSON.stringify({ type, id, ...fields }));
@@ -137,7 +142,7 @@
 
   async function boxControl(op, params) {
     const reply = await request("box", params ? { op, params } : { op });
-    showReply(reply.ok ? (reply.messages || []).join(" · ") || `box: ${op} done` : reply.error, reply.ok);
+    showReply(reply.ok ? (reply.messages || []).join(" · ") || T.box_done(op) : reply.error, reply.ok);
   }
 
   function showReply(text, ok) {
@@ -153,9 +158,8 @@
     $("ask-question").textContent = reply.ask;
     const box = $("ask-choices");
     box.replaceChildren();
-    const titles = { colour: "colour", player: "player", number: "how many", answer: "answer" };
     for (const [group, words] of Object.entries(reply.choices || {})) {
-      box.append(el("h3", { text: titles[group] || group }));
+      box.append(el("h3", { text: T[`group_${group}`] || group }));
       const row = el("div", { class: "group" });
       for (const word of words) {
         const cls = group === "colour" ? `card ${word}` : "";
@@ -192,7 +196,7 @@
     });
     let body = {};
     try { body = await res.json(); } catch { /* keep {} */ }
-    if (!res.ok) { $("join-error").textContent = body.error || `refused (${res.status})`; return; }
+    if (!res.ok) { $("join-error").textContent = body.error || T.refused(res.status); return; }
     $("join").close();
     $("code").value = "";
     page.reconnect(); // the WebSocket reads the new session cookie when it opens
@@ -210,13 +214,13 @@
       groups.get(key).push(c);
     }
     for (const [key, cards] of groups) {
-      const row = el("div", { class: "group", "aria-label": key === "wild" ? "wilds" : colourName(key) });
+      const row = el("div", { class: "group", "aria-label": key === "wild" ? T.wilds : colourName(key) });
       for (const c of cards) {
         row.append(el("button", {
           type: "button",
           class: `card ${c.color || "wild"}`,
           "data-card": c.card,
-          title: `${c.card}: ${c.points} points, ${c.copies} in the deck`,
+          title: T.card_tip(c.card, c.points, c.copies),
           text: c.color ? c.face : c.card,
           onclick: () => pickCard(c.card),
         }));
@@ -243,7 +247,7 @@
     chips.replaceChildren(...page.hand.map((card, i) => {
       const info = page.table.cards.find((c) => c.card === card);
       return el("button", {
-        type: "button", class: `card ${(info && info.color) || "wild"}`, text: card, title: "remove",
+        type: "button", class: `card ${(info && info.color) || "wild"}`, text: card, title: T.remove,
         onclick: () => { page.hand.splice(i, 1); renderHandEntry(); },
       });
     }));
@@ -276,7 +280,7 @@
       const num = Number(input.value);
       params[input.name] = Number.isFinite(num) && input.dataset.kind === "number" ? num : input.value;
     }
-    if (!Object.keys(params).length) { showReply("change a value first", false); return; }
+    if (!Object.keys(params).length) { showReply(T.change_first, false); return; }
     boxControl("model.set", params);
   });
 
@@ -298,8 +302,8 @@
     if (!v || !page.table) return;
     document.body.dataset.phase = v.phase;
     document.body.dataset.role = page.role;
-    $("round").textContent = `round ${v.round} · ${v.phase} · ${v.mode} to ${v.target}`;
-    $("join-open").textContent = page.role === "player" ? "Leave" : "Join";
+    $("round").textContent = T.round(v.round, v.phase, v.mode, v.target);
+    $("join-open").textContent = page.role === "player" ? T.leave : T.join;
     $("join-open").hidden = Boolean(page.table.watch_only);
     $("watch-only").hidden = !page.table.watch_only;
     $("watch-only").textContent = page.table.watch_only || "";
@@ -312,33 +316,33 @@
     const playing = v.phase === "play";
     $("colour").replaceChildren(
       ...(v.color ? [el("span", { class: `swatch card ${v.color}` })] : []),
-      `colour ${colourName(v.color)}`,
+      T.colour(colourName(v.color)),
     );
     $("colour").dataset.color = v.color || "";
-    $("turn").textContent = playing ? `${name(v.turn)} to play` : v.phase === "deal" ? `${name(v.dealer)} deals` : "";
+    $("turn").textContent = playing ? T.to_play(name(v.turn)) : v.phase === "deal" ? T.deals_now(name(v.dealer)) : "";
     $("turn").dataset.seat = playing ? v.turn : "";
-    $("direction").textContent = v.direction === 1 ? "↻ play goes left (clockwise)" : "↺ play goes right (counter-clockwise)";
+    $("direction").textContent = v.direction === 1 ? T.left : T.right;
     $("direction").dataset.direction = v.direction;
     $("prompt").textContent = v.prompt;
 
     $("owes").replaceChildren(...v.owes.map((line) => el("li", { text: line })));
     if (v.pending.length > 1) {
-      $("owes").append(el("li", { class: "order", text: "order: " + v.pending.map((o) => name(o.seat)).join(" → ") }));
+      $("owes").append(el("li", { class: "order", text: T.order(v.pending.map((o) => name(o.seat))) }));
     }
 
     const b = v.button;
     const bs = $("button-state");
-    if (v.classic && b.box) bs.replaceChildren("button locked: the referee dispenses every draw");
-    else if (!b.box && page.table.box) bs.replaceChildren(v.hitter !== null ? `${name(v.hitter)} presses the box` : "nobody presses now");
-    else if (!b.box) bs.replaceChildren(v.hitter !== null ? `no box: tap what fired for ${name(v.hitter)}` : "no box connected");
-    else if (b.locked === false && b.seat !== null) bs.replaceChildren(el("span", { class: "live", text: `● button live for ${name(b.seat)}` }));
-    else bs.replaceChildren(b.locked ? el("span", { class: "locked", text: "■ button locked" }) : "button: waiting for the box");
+    if (v.classic && b.box) bs.replaceChildren(T.classic_locked);
+    else if (!b.box && page.table.box) bs.replaceChildren(v.hitter !== null ? T.presses_box(name(v.hitter)) : T.nobody_presses);
+    else if (!b.box) bs.replaceChildren(v.hitter !== null ? T.tap_fired(name(v.hitter)) : T.no_box);
+    else if (b.locked === false && b.seat !== null) bs.replaceChildren(el("span", { class: "live", text: T.live_for(name(b.seat)) }));
+    else bs.replaceChildren(b.locked ? el("span", { class: "locked", text: T.locked }) : T.waiting_box);
     bs.dataset.locked = String(b.locked);
 
     const uno = v.uno;
     const u = $("uno");
     u.hidden = !uno;
-    if (uno) u.textContent = uno.called ? `${name(uno.seat)} has one card and called UNO` : `${name(uno.seat)} has one card and has not called UNO: catch them before the next player starts!`;
+    if (uno) u.textContent = uno.called ? T.uno_called(name(uno.seat)) : T.uno_not_called(name(uno.seat));
 
     renderSeats(v);
     renderScores(v);
@@ -351,10 +355,10 @@
     $("seats").replaceChildren(...v.players.map((player, s) => {
       const turn = v.phase === "play" && s === v.turn;
       const tags = [];
-      if (s === v.dealer) tags.push(el("span", { class: "badge", text: "dealer" }));
-      if (owing.has(s)) tags.push(el("span", { class: "badge owes", text: "owes" }));
-      if (v.uno && v.uno.seat === s) tags.push(el("span", { class: "badge uno", text: v.uno.called ? "UNO" : "UNO?" }));
-      if (!v.active[s]) tags.push(el("span", { class: "badge", text: "out" }));
+      if (s === v.dealer) tags.push(el("span", { class: "badge", text: T.badge_dealer }));
+      if (owing.has(s)) tags.push(el("span", { class: "badge owes", text: T.badge_owes }));
+      if (v.uno && v.uno.seat === s) tags.push(el("span", { class: "badge uno", text: v.uno.called ? T.badge_uno : T.badge_uno_missing }));
+      if (!v.active[s]) tags.push(el("span", { class: "badge", text: T.badge_out }));
       return el("tr", { class: [turn ? "turn" : "", v.active[s] ? "" : "out"].join(" ").trim() || null, "data-seat": s },
         el("td", { text: turn ? "▶" : "" }),
         el("td", { class: "name" }, player, ...tags),
@@ -367,9 +371,9 @@
   function renderScores(v) {
     const order = v.players.map((_, s) => s).sort((a, b) => v.scores[b] - v.scores[a] || a - b);
     $("scores").replaceChildren(...order.map((s) => el("tr", {},
-      el("td", { text: v.players[s] + (v.game_winners.includes(s) ? " ★ wins" : "") }),
+      el("td", { text: v.players[s] + (v.game_winners.includes(s) ? T.wins : "") }),
       el("td", { class: "num", text: String(v.scores[s]) }))));
-    const head = el("tr", {}, el("th", { text: "round" }), el("th", { text: "to" }),
+    const head = el("tr", {}, el("th", { text: T.round_col }), el("th", { text: T.to_col }),
       ...v.players.map((p) => el("th", { text: p })));
     $("rounds").replaceChildren(...(v.rounds.length ? [head] : []), ...v.rounds.map((r) => el("tr", {},
       el("td", { text: String(r.round) }), el("td", { text: name(r.winner) }),
@@ -377,18 +381,18 @@
   }
 
   function renderBox(v, box) {
+    // [key (the tests' data-fact), label, value]
     const facts = [];
-    if (!box.connected) facts.push(["box", box.lost ? `lost: ${box.lost}` : "none (--port none)"]);
+    if (!box.connected) facts.push(["box", T.fact_box, box.lost ? T.box_lost(box.lost) : T.box_none]);
     else {
-      facts.push(["state", box.state || "?"], ["hopper", box.hopper ?? "?"], ["dry streak", box.dry_streak ?? "?"],
-        ["jams", box.jams], ["button", box.locked ? "locked" : "live"]);
-      if (box.fault) facts.push(["fault", box.fault]);
-      if (v.dispensing) facts.push(["dispensing", `${v.dispensing.cards} for ${name(v.dispensing.seat)}`]);
+      facts.push(["state", T.fact_state, box.state || T.unknown], ["hopper", T.fact_hopper, box.hopper ?? T.unknown],
+        ["dry streak", T.fact_dry, box.dry_streak ?? T.unknown], ["jams", T.fact_jams, box.jams],
+        ["button", T.fact_button, box.locked ? T.button_locked : T.button_live]);
+      if (box.fault) facts.push(["fault", T.fact_fault, box.fault]);
+      if (v.dispensing) facts.push(["dispensing", T.fact_dispensing, T.dispensing(v.dispensing.cards, name(v.dispensing.seat))]);
     }
-    $("box-facts").replaceChildren(...facts.flatMap(([k, val]) => [el("dt", { text: k }), el("dd", { "data-fact": k, text: String(val) })]));
-    $("bursts").replaceChildren(...box.bursts.map((b) => el("li", {
-      text: `press ${b.press_id}${b.seat ? " · " + b.seat : ""}: ${b.ejected ? b.ejected + " card" + (b.ejected === 1 ? "" : "s") : "dry"}${b.reason === "fired" || b.reason === "dry" ? "" : " [" + b.reason + "]"}`,
-    })));
+    $("box-facts").replaceChildren(...facts.flatMap(([k, label, val]) => [el("dt", { text: label }), el("dd", { "data-fact": k, text: String(val) })]));
+    $("bursts").replaceChildren(...box.bursts.map((b) => el("li", { text: T.burst(b.press_id, b.seat, b.ejected, b.reason) })));
     const controls = $("box-controls");
     controls.hidden = !(page.role === "player" && box.connected);
     const fields = $("model-fields");
@@ -415,34 +419,34 @@
     const buttons = [];
     const phase = v.phase;
     const hitter = v.hitter;
-    if (phase === "deal") buttons.push(el("span", { text: "Tap the card turned up:" }));
+    if (phase === "deal") buttons.push(el("span", { text: T.tap_turned_up }));
     if (phase === "play") {
       if (hitter !== null && !v.classic) {
-        if (v.button.box) buttons.push(button(`Press for ${name(hitter)}`, "press", { primary: true }));
-        else for (let n = 0; n <= 6; n++) buttons.push(button(n === 0 ? "dry" : `fired ${n}`, `fired ${n}`, { primary: n === 0 }));
+        if (v.button.box) buttons.push(button(T.press_for(name(hitter)), "press", { primary: true }));
+        else for (let n = 0; n <= page.table.max_fired; n++) buttons.push(button(n === 0 ? T.dry : T.fired_n(n), `fired ${n}`, { primary: n === 0 }));
       } else if (hitter !== null && !v.button.box) {
-        for (let n = 0; n <= 6; n++) buttons.push(button(`${n} dealt`, `fired ${n}`));
+        for (let n = 0; n <= page.table.max_fired; n++) buttons.push(button(T.dealt_n(n), `fired ${n}`));
       }
-      if (!v.classic) buttons.push(button("Hit", "hit"));
-      if (v.classic) buttons.push(button("Draw", "draw"));
-      buttons.push(button("Pass", "pass"), button("UNO", "uno"));
-      if (v.wd4) buttons.push(button("Challenge: WD4 legal", "challenge y"), button("Challenge: not legal", "challenge n"));
+      if (!v.classic) buttons.push(button(T.hit, "hit"));
+      if (v.classic) buttons.push(button(T.draw, "draw"));
+      buttons.push(button(T.pass, "pass"), button(T.uno, "uno"));
+      if (v.wd4) buttons.push(button(T.challenge_legal, "challenge y"), button(T.challenge_not, "challenge n"));
     }
-    if (v.undo) buttons.push(button("Undo", "undo"));
+    if (v.undo) buttons.push(button(T.undo, "undo"));
     row.replaceChildren(...buttons);
 
     const scoring = phase === "score";
     $("hand-entry").hidden = !scoring;
     if (scoring && v.to_enter.length) {
       const seat = v.to_enter[0];
-      $("hand-entry-title").textContent = `Cards left in ${name(seat)}'s hand (${v.hands[seat]}): tap them`;
+      $("hand-entry-title").textContent = T.cards_left(name(seat), v.hands[seat]);
     }
     $("uno-toggle").hidden = phase !== "play";
     $("picker").hidden = !(phase === "deal" || phase === "play" || phase === "score");
     const who = $("who");
     if (who.options.length !== v.players.length) {
       who.replaceChildren(...v.players.map((p) => el("option", { value: p, text: p })));
-      $("by").replaceChildren(el("option", { value: "", text: "(nobody)" }), ...v.players.map((p) => el("option", { value: p, text: p })));
+      $("by").replaceChildren(el("option", { value: "", text: T.nobody }), ...v.players.map((p) => el("option", { value: p, text: p })));
     }
   }
 

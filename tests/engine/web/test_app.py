@@ -58,9 +58,9 @@ def test_the_page_and_its_files_are_served_with_a_strict_policy(table: Any) -> N
     assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert page.headers["x-frame-options"] == "DENY"
-    for name in ("app.js", "style.css", "icon.svg"):
+    for name in ("app.js", "text.js", "style.css", "icon.svg"):
         assert table.get(f"/static/{name}").status_code == 200
-    for name in ("index.html", "app.js", "style.css"):  # nothing fetched from elsewhere
+    for name in ("index.html", "app.js", "text.js", "style.css"):  # nothing from elsewhere
         assert not re.search(r"https?://|//cdn|@import", (STATIC / name).read_text())
 
 
@@ -81,6 +81,22 @@ def test_static_files_cannot_escape_their_folder(table: Any, path: str) -> None:
     reply = table.get(path)
     assert reply.status_code == 404
     assert "import" not in reply.text and "root:" not in reply.text
+
+
+def test_the_pages_words_are_all_in_text_js() -> None:
+    """One place for the page's words (for translators): every key index.html and app.js use
+    is in text.js, every key there is used, and no English sentence is left in the others."""
+    text = (STATIC / "text.js").read_text()
+    defined = set(re.findall(r"^  (\w+):", text, re.M))
+    html = (STATIC / "index.html").read_text()
+    script = (STATIC / "app.js").read_text()
+    used = set(re.findall(r'data-(?:text|title|label)="(\w+)"', html))
+    used |= set(re.findall(r"\bT\.(\w+)", script))
+    used |= {f"group_{g}" for g in ("colour", "player", "number", "answer")}  # T[`group_${g}`]
+    assert used - defined == set(), "used but not in text.js"
+    assert defined - used == set(), "in text.js but never used"
+    # Outside text.js, the page's elements hold no words of their own.
+    assert not re.search(r">[^<>{}]*[A-Za-z]{3,}[^<>{}]*</(?!script|style|title)", html)
 
 
 def test_state_is_the_newest_update(table: Any) -> None:
