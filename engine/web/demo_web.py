@@ -14,10 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.demo import Spectator
 from engine.errors import UnoError
+
+if TYPE_CHECKING:
+    from engine.web.server import WebServer
 
 __all__ = ["WATCH_ONLY", "TableSpectator", "add_arguments", "run"]
 
@@ -115,14 +118,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_web_arguments(p)
 
 
-def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    config_text: str,
+    out: TextIO | None = None,
+    *,
+    server: WebServer | None = None,
+) -> int:
     """Start the mock box, the referee and the server; the bots play once the pages are
-    there; serve until Ctrl-C."""
+    there; serve until Ctrl-C (or `server.shutdown()`: `server` is made from `args` unless
+    given). Exit code 1 when the game failed (cards not conserved, the referee disagreeing)."""
     from engine.boxport import mock_box
     from engine.demo import NAMES, Demo, Screen, show_summary, signals_as_interrupt
     from engine.errors import InputError
     from engine.web.serve import need_web_extra
-    from engine.web.server import WebServer
     from engine.web.table_service import TableService, demo_table
 
     out = out or sys.stdout
@@ -132,20 +141,25 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
     if not 0 <= args.wait_pages <= 1000:
         raise InputError(f"--wait-pages {args.wait_pages}: 0 to 1000 pages")
     names = list(NAMES[: args.players])
-    server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
+    if server is None:
+        from engine.web.server import WebServer
+
+        server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
+    web = server
     screen = Screen(out, names)
     summaries: list[dict[str, Any]] = []
+    failed: list[str] = []
     try:
         with signals_as_interrupt(), mock_box(config_text) as (box, client):
             session = demo_table(players=names, deck=args.deck, target=args.target)
             service = TableService(session, box=client, port=client.port, watch_only=WATCH_ONLY)
 
             def play(stop: threading.Event) -> None:
-                while server.hub.pages < args.wait_pages and not stop.wait(0.05):
+                while web.hub.pages < args.wait_pages and not stop.wait(0.05):
                     pass
                 if stop.is_set():
                     return
-                screen.line(f"{server.hub.pages} page(s) watching: the bots start")
+                screen.line(f"{web.hub.pages} page(s) watching: the bots start")
                 spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
                 demo = Demo(
                     box,
@@ -161,6 +175,9 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
                     summary = demo.run()
                 except Stopped:
                     return
+                except UnoError as exc:
+                    failed.append(str(exc))
+                    raise  # the server says so on the page and on stderr
                 summaries.append(summary)
                 show_summary(screen, summary)
                 service.announce([f"game over: {summary['winner_name']} wins"], {"demo": "over"})
@@ -180,4 +197,4 @@ def run(args: argparse.Namespace, config_text: str, out: TextIO | None = None) -
         return 1
     finally:
         server.close()
-    return 0 if all(s["conserved"] for s in summaries) else 1
+    return 0 if not failed and all(s["conserved"] for s in summaries) else 1

@@ -319,7 +319,8 @@
       T.colour(colourName(v.color)),
     );
     $("colour").dataset.color = v.color || "";
-    $("turn").textContent = playing ? T.to_play(name(v.turn)) : v.phase === "deal" ? T.deals_now(name(v.dealer)) : "";
+    const next = v.actor !== null && v.actor !== v.turn; // someone owes hits first
+    $("turn").textContent = playing ? (next ? T.plays_next : T.to_play)(name(v.turn)) : v.phase === "deal" ? T.deals_now(name(v.dealer)) : "";
     $("turn").dataset.seat = playing ? v.turn : "";
     $("direction").textContent = v.direction === 1 ? T.left : T.right;
     $("direction").dataset.direction = v.direction;

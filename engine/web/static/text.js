@@ -77,6 +77,7 @@ window.UNOATTACK_TEXT = {
   round: (round, phase, mode, target) => `round ${round} · ${phase} · ${mode} to ${target}`,
   colour: (name) => `colour ${name}`,
   to_play: (who) => `${who} to play`,
+  plays_next: (who) => `${who} plays next`,
   deals_now: (who) => `${who} deals`,
   left: "↻ play goes left (clockwise)",
   right: "↺ play goes right (counter-clockwise)",
