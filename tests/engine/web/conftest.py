@@ -93,9 +93,11 @@ class Served:
 
     def __init__(self, argv: list[str], cwd: Path) -> None:
         self.argv = argv
+        self.cwd = cwd
         self.proc = subprocess.Popen(
             argv,
             cwd=cwd,
+            env=dict(os.environ, TMPDIR=str(cwd)),  # a mock box's folder: findable (`stop`)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -152,7 +154,29 @@ class Served:
         if self.proc.stdout is not None and not self.proc.stdout.closed:
             self.read_more()
             self.proc.stdout.close()
+        left = survivors(self.cwd)
+        deadline = time.monotonic() + timeout
+        while left and time.monotonic() < deadline:  # a child on its way out
+            time.sleep(0.1)
+            left = survivors(self.cwd)
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        assert not left, f"{' '.join(self.argv)} left processes behind: {left}"
         return self.proc.returncode
+
+
+def survivors(folder: Path) -> list[int]:
+    """Processes whose command line names `folder` (a mock box started in it, say)."""
+    found = []
+    mark = str(folder).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if mark in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+    return found
 
 
 @pytest.fixture

@@ -49,8 +49,10 @@ def join(client: TestClient) -> None:
     assert COOKIE in reply.cookies
 
 
-def snapshot(client: Any) -> tuple[int, dict]:
-    return client.hub.seq, client.service.view()
+def snapshot(client: Any) -> tuple[int, dict, bytes]:
+    """What an action could change: the updates, the table's state and its state file."""
+    saved = client.service.session.state_path.read_bytes()
+    return client.hub.seq, client.service.view(), saved
 
 
 def test_the_page_and_its_files_are_served_with_a_strict_policy(table: Any) -> None:
@@ -123,7 +125,7 @@ def test_join_then_act_and_leave(table: Any) -> None:
 
 
 def test_wrong_codes_are_refused_and_slowed(table: Any) -> None:
-    seq, view = snapshot(table)
+    before = snapshot(table)
     wrong = table.post("/api/join", json={"code": "000000"}, headers=ORIGIN)
     assert wrong.status_code == 403 and "wrong join code" in wrong.json()["error"]
     again = table.post("/api/join", json={"code": CODE}, headers=ORIGIN)
@@ -131,7 +133,7 @@ def test_wrong_codes_are_refused_and_slowed(table: Any) -> None:
     assert COOKIE not in again.cookies
     table.clock.now += 1
     join(table)
-    assert snapshot(table) == (seq, view)
+    assert snapshot(table) == before
 
 
 BAD_HTTP = [
@@ -158,11 +160,11 @@ def test_bad_requests_get_an_error_and_change_nothing(
     table: Any, path: str, body: Any, status: int, error: str
 ) -> None:
     join(table)
-    seq, view = snapshot(table)
+    before = snapshot(table)
     reply = table.post(path, json=body, headers=ORIGIN)
     assert reply.status_code == status, reply.text
     assert error in reply.json()["error"]
-    assert snapshot(table) == (seq, view)
+    assert snapshot(table) == before
 
 
 @pytest.mark.parametrize(
@@ -184,15 +186,15 @@ def test_bodies_that_are_not_small_json_objects(
     table: Any, content: bytes, headers: dict, status: int, error: str
 ) -> None:
     join(table)
-    seq, view = snapshot(table)
+    before = snapshot(table)
     reply = table.post("/api/act", content=content, headers={**ORIGIN, **headers})
     assert reply.status_code == status and error in reply.json()["error"]
-    assert snapshot(table) == (seq, view)
+    assert snapshot(table) == before
 
 
 def test_cross_site_requests_cannot_act(table: Any) -> None:
     join(table)
-    seq, view = snapshot(table)
+    before = snapshot(table)
     for path, body in (("/api/act", {"line": "R5"}), ("/api/join", {"code": CODE})):
         reply = table.post(path, json=body, headers=EVIL)
         assert reply.status_code == 403 and "cross-site" in reply.json()["error"]
@@ -201,7 +203,7 @@ def test_cross_site_requests_cannot_act(table: Any) -> None:
     with pytest.raises(WebSocketDisconnect) as closed, table.websocket_connect("/ws", headers=EVIL):
         pass
     assert closed.value.code == 1008
-    assert snapshot(table) == (seq, view)
+    assert snapshot(table) == before
 
 
 def test_a_host_the_server_does_not_answer_to_is_refused(table: Any) -> None:
@@ -266,7 +268,7 @@ def test_bad_websocket_messages_get_an_error_and_change_nothing(
     table: Any, message: Any, error: str
 ) -> None:
     join(table)
-    seq, view = snapshot(table)
+    before = snapshot(table)
     with table.websocket_connect("/ws", headers=ORIGIN) as ws:
         ws.receive_json()
         ws.receive_json()
@@ -275,12 +277,12 @@ def test_bad_websocket_messages_get_an_error_and_change_nothing(
         assert reply["type"] == "error" and error in reply["error"], reply
         ws.send_json({"type": "ping", "id": 2})  # the connection is still fine
         assert ws.receive_json()["type"] == "reply"
-    assert snapshot(table) == (seq, view)
+    assert snapshot(table) == before
 
 
 def test_frames_that_are_not_small_json_text(table: Any) -> None:
     join(table)
-    seq, view = snapshot(table)
+    before = snapshot(table)
     with table.websocket_connect("/ws", headers=ORIGIN) as ws:
         ws.receive_json()
         ws.receive_json()
@@ -290,11 +292,22 @@ def test_frames_that_are_not_small_json_text(table: Any) -> None:
         assert ws.receive_json()["error"] == "message is not JSON"
         ws.send_bytes(b'{"type": "act", "line": "R5"}')
         assert "not binary" in ws.receive_json()["error"]
-    assert snapshot(table) == (seq, view)
+    assert snapshot(table) == before
+
+
+@pytest.mark.parametrize("cookie", [None, "forged"])
+def test_without_a_session_cookie_http_cannot_act(table: Any, cookie: str | None) -> None:
+    before = snapshot(table)
+    if cookie is not None:
+        table.cookies.set(COOKIE, cookie)
+    for path, body in (("/api/act", {"line": "R5"}), ("/api/box", {"op": "reset"})):
+        reply = table.post(path, json=body, headers=ORIGIN)
+        assert reply.status_code == 401 and "join code" in reply.json()["error"], reply.text
+    assert snapshot(table) == before
 
 
 def test_a_watcher_can_watch_but_not_act(table: Any) -> None:
-    seq, view = snapshot(table)
+    before = snapshot(table)
     with table.websocket_connect("/ws", headers=ORIGIN) as ws:
         assert ws.receive_json()["role"] == "watcher"
         ws.receive_json()
@@ -305,4 +318,4 @@ def test_a_watcher_can_watch_but_not_act(table: Any) -> None:
     table.cookies.set(COOKIE, "forged")
     with table.websocket_connect("/ws", headers=ORIGIN) as ws:
         assert ws.receive_json()["role"] == "watcher"
-    assert snapshot(table) == (seq, view)
+    assert snapshot(table) == before
