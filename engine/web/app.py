@@ -38,7 +38,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from engine.web.auth import COOKIE, Auth, cross_site, host_allowed
 from engine.web.hub import Hub, Subscriber, encode
-from engine.web.table_service import TableService
+from engine.web.table_service import MAX_LINE, TableService
 
 __all__ = ["MAX_BODY", "MAX_FRAME", "STATIC", "check_request", "create_app"]
 
@@ -283,7 +283,7 @@ class WebApp:
                     "seq": self.hub.seq,
                     "table": self.service.static(),
                     "recent": self.hub.recent(),
-                    "limits": {"frame": MAX_FRAME, "line": 200},
+                    "limits": {"frame": MAX_FRAME, "line": MAX_LINE},
                 }
             )
         )
