@@ -70,12 +70,13 @@ def check_speed(speed: float) -> None:
 def check_box_arguments(args: argparse.Namespace) -> str:
     """`--port` (and `--speed`) checked before anything starts: ``mock``, ``none`` or the port.
     A name that can never be a serial port is a one-line usage error (exit 2)."""
+    from engine.client import BoxError
     from firmware.ports import PortError, check_port
 
     try:
         port = check_port(args.port, PORT_WORDS)
-    except PortError as exc:
-        raise InputError(str(exc)) from None
+    except PortError as exc:  # `BAD_PORT: ...`, exit 2, as every command that takes a port
+        raise BoxError(exc.code, str(exc)) from None
     check_speed(args.speed)
     return port
 

@@ -442,6 +442,28 @@ class Demo:
         self.turns = 0
         self.context = ""  # how the next press line starts ("  Bob (5) hits:")
 
+    @classmethod
+    def for_args(
+        cls,
+        args: argparse.Namespace,
+        box: MockBox,
+        client: Any,
+        screen: Screen,
+        spectator: Spectator | None = None,
+    ) -> Demo:
+        """The game `unoattack demo`'s options ask for (`--players`, `--seed`, `--deck`,
+        `--target`), on `box`."""
+        return cls(
+            box,
+            client,
+            players=args.players,
+            seed=args.seed,
+            deck=args.deck,
+            target=args.target,
+            screen=screen,
+            spectator=spectator,
+        )
+
     # -- box callbacks ----------------------------------------------------------------------
     def _on_event(self, event: dict[str, Any]) -> None:
         self.spectator.box_event(event)
@@ -716,16 +738,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     screen = Screen(out, list(NAMES[: args.players]))
     try:
         with signals_as_interrupt(), mock_box(config_text) as (box, client):
-            demo = Demo(
-                box,
-                client,
-                players=args.players,
-                seed=args.seed,
-                deck=args.deck,
-                target=args.target,
-                screen=screen,
-            )
-            summary = demo.run()
+            summary = Demo.for_args(args, box, client, screen).run()
     except KeyboardInterrupt:
         screen.line()
         screen.line("interrupted: stopping the box")

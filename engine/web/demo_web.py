@@ -161,18 +161,8 @@ def run(
                     return
                 screen.line(f"{web.hub.pages} page(s) watching: the bots start")
                 spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
-                demo = Demo(
-                    box,
-                    client,
-                    players=args.players,
-                    seed=args.seed,
-                    deck=args.deck,
-                    target=args.target,
-                    screen=screen,
-                    spectator=spectator,
-                )
                 try:
-                    summary = demo.run()
+                    summary = Demo.for_args(args, box, client, screen, spectator).run()
                 except Stopped:
                     return
                 except UnoError as exc:
