@@ -1,7 +1,8 @@
 """Which box a host command talks to: `--port PORT|mock|none`, checked and opened in one place.
 
-`unoattack table` and `unoattack serve` take the same `--port` (`add_box_arguments`, with
-`--speed` and `--seed` for the mock box); `unoattack demo` starts the same mock box:
+`unoattack table` and `unoattack serve` take their `--port` from here (`add_box_arguments`;
+`serve` also takes `mock`, with `--speed` and `--seed`); `unoattack demo` starts the same mock
+box:
 
 - a serial device or a pyserial URL: refused before anything starts when it can never be a
   box's port (firmware/ports.py `check_port`, one line, exit 2), then connected; a resumed
@@ -34,24 +35,29 @@ __all__ = [
     "open_box",
 ]
 
-# What `--port` takes besides a port, and what each means (for `check_port`'s message).
+# What `--port` may take besides a port, and what each means (for `--help`).
 PORT_WORDS = {
     "mock": "a box on mock pins, started as `unoattack demo` starts it",
-    "none": "no box: type `fired N` after each press",
+    "none": "no box",
 }
 MOCK_TIMEOUT_S = 10.0  # the mock box's replies, on a loaded machine
 
 
-def add_box_arguments(p: argparse.ArgumentParser) -> None:
-    """`--port PORT|mock|none`, and `--speed` and `--seed` for the mock box."""
+def add_box_arguments(p: argparse.ArgumentParser, *, mock: bool) -> None:
+    """`--port PORT|none`; with `mock`, `--port mock` too and `--speed` and `--seed` for the
+    mock box. What the command takes is kept in the parsed arguments (`box_words`)."""
     from engine.demo import DEFAULT_SPEED
 
+    words = {k: v for k, v in PORT_WORDS.items() if mock or k != "mock"}
+    p.set_defaults(box_words=tuple(words))
     p.add_argument(
         "--port",
         required=True,
-        help="the box's serial port (or a pyserial URL), `mock` (a box on mock pins, started "
-        "as `unoattack demo` starts it) or `none` (no box)",
+        help="the box's serial port (or a pyserial URL), "
+        + " or ".join(f"`{k}` ({v})" for k, v in words.items()),
     )
+    if not mock:
+        return
     p.add_argument(
         "--speed",
         type=float,
@@ -68,17 +74,20 @@ def check_speed(speed: float) -> None:
 
 
 def check_box_arguments(args: argparse.Namespace) -> str:
-    """`--port` (and `--speed`) checked before anything starts: ``mock``, ``none`` or the port.
-    A name that can never be a serial port is a one-line usage error (exit 2)."""
+    """`--port` (and `--speed`) checked before anything starts: ``mock``, ``none`` (as the
+    command takes them, in any case) or the port. A name that can never be a serial port is a
+    one-line usage error (exit 2) in the very words `launcher send` and `watch` use."""
     from engine.client import BoxError
     from firmware.ports import PortError, check_port
 
+    if hasattr(args, "speed"):
+        check_speed(args.speed)
+    if args.port.lower() in args.box_words:
+        return str(args.port.lower())
     try:
-        port = check_port(args.port, PORT_WORDS)
+        return check_port(args.port)
     except PortError as exc:  # `BAD_PORT: ...`, exit 2, as every command that takes a port
         raise BoxError(exc.code, str(exc)) from None
-    check_speed(args.speed)
-    return port
 
 
 def mock_config(*, speed: float, players: int, seed: int) -> str:

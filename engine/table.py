@@ -1222,7 +1222,7 @@ def register(subparsers: Any) -> None:
             "Lines may also come from a pipe or a file (the same typed lines)."
         ),
     )
-    add_box_arguments(p)  # --port PORT|mock|none, as `unoattack serve` takes it
+    add_box_arguments(p, mock=False)  # --port PORT|none, checked as `serve` checks it
     add_game_arguments(p)
     p.add_argument(
         "--json",

@@ -73,7 +73,7 @@ def register(subparsers: Any) -> None:
             "table`."
         ),
     )
-    add_box_arguments(p)  # --port PORT|mock|none (--speed, --seed), as `unoattack table`
+    add_box_arguments(p, mock=True)  # --port PORT|mock|none (--speed, --seed)
     add_game_arguments(p)  # the same game options as `unoattack table`
     add_web_arguments(p)
     p.set_defaults(func=run_serve)
