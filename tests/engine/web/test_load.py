@@ -25,7 +25,9 @@ def test_twenty_pages_follow_a_whole_mock_box_game(
     serve: Callable[..., Served], browser: Any
 ) -> None:
     served = serve(
-        "demo", "--web", "--pace", "0", "--target", "150", "--speed", "20", "--seed", "3",
+        # A short whole game (one round of some 80 moves): 20 pages render every update.
+        "demo", "--web", "--pace", "0", "--players", "3", "--target", "50", "--speed", "50",
+        "--seed", "5",
         "--wait-pages", str(PAGES),
     )  # fmt: skip
     context = browser.new_context(viewport=PHONE, bypass_csp=True)

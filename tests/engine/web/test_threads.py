@@ -85,7 +85,9 @@ class Pages:
 
 def test_threads_stay_flat_through_a_whole_game_with_twenty_pages() -> None:
     before = set(threading.enumerate())
-    args = demo_args("--pace", "0", "--target", "100", "--speed", "20", "--seed", "3")
+    args = demo_args(  # a short whole game: one round of some 80 moves
+        "--pace", "0", "--players", "3", "--target", "50", "--speed", "50", "--seed", "5"
+    )
     args.wait_pages = PAGES
     server = WebServer(http="127.0.0.1:0")
     text = mock_config(speed=args.speed, players=args.players, seed=args.seed)
