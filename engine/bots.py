@@ -58,8 +58,11 @@ class RandomBot:
     def choose(self, rnd: Round, seat: int) -> Action:
         """A legal move, each equally likely."""
         acts = rnd.legal_actions(seat)
-        moves = [a for a in acts if a.kind not in _CALLS]
-        pick = moves or acts
+        pick = acts
+        # legal_actions lists the calls (UNO, catch) before everything else: when the first
+        # action is not one, there is none to leave out (most moves; no list to build).
+        if acts and acts[0].kind in _CALLS:
+            pick = [a for a in acts if a.kind not in _CALLS] or acts
         n = len(pick)
         if not n:
             raise ValueError(f"seat {seat} has no legal action")

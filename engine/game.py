@@ -1269,7 +1269,8 @@ class Round:
         target), but for the mistakes apply accepts to penalise them (a false UNO call, a wrong
         accusation).
 
-        Actions are shared objects: the same move is the same object every time.
+        Actions are shared objects: the same move is the same object every time. The calls
+        (an UNO call, then a catch) come before every other action.
         """
         # The common case first, kept lean because simulations call it for every move: the seat
         # to move, nothing pending, more than one card (no going-out rules), one card per play.
