@@ -95,6 +95,7 @@ class ClientStats:
     retries: int = 0  # command frames resent with the same id
     reconnects: int = 0  # times the port was reopened after it vanished
     resyncs: int = 0  # hellos sent again because naks did not fill a gap
+    skipped: int = 0  # events the box no longer held when we came back (gone for good)
     bad_frames: int = 0  # lines dropped by the decoder (bad CRC, bad JSON, too long, ...)
     box_errors: int = 0  # error replies that named no pending command (e.g. a garbled frame)
 
@@ -628,6 +629,8 @@ class BoxClient:
                 return
             self.box = {k: v for k, v in reply.items() if k not in ("v", "type", "id", "ok")}
             stream = self.box.get("stream")
+            if self.box.get("journal_lost"):
+                log.error("the box lost journal events: %s", self.box["journal_lost"])
             if isinstance(stream, str) and stream != self.position.stream:
                 # first contact, or the box's journal was replaced: the box replays what no
                 # host has acked yet (after its `acked` mark), so that is where we stand
@@ -636,6 +639,20 @@ class BoxClient:
                 acked = self.box.get("acked", 0)
                 self.position.stream = stream
                 self.position.seq = acked if isinstance(acked, int) and acked >= 0 else 0
+                with self._cond:
+                    self._fires.clear()  # press ids are numbered per stream
+            oldest = self.box.get("oldest")
+            if isinstance(oldest, int) and oldest - 1 > self.position.seq:
+                # the box no longer holds what we missed (it keeps the newest acked events
+                # only): the replay starts at `oldest`, and waiting for the rest would be for ever
+                log.warning(
+                    "events %d-%d are gone from the box; carrying on from %d",
+                    self.position.seq + 1,
+                    oldest - 1,
+                    oldest,
+                )
+                self.stats.skipped += oldest - 1 - self.position.seq
+                self.position.seq = oldest - 1
             self._online.set()
             return
         with self._cond:

@@ -32,7 +32,7 @@ from typing import Any
 
 from firmware import protocol
 from firmware.devices import Devices, MotorEjector, SolenoidEjector
-from firmware.errors import CommandError, LauncherError, UsageError
+from firmware.errors import CommandError, JournalError, LauncherError, UsageError
 from firmware.jam import JamModel, check_limit, from_mapping
 from firmware.loop import Event, Loop
 from firmware.machine import BUSY_STATES, LATCHED_STATES, LauncherModel, build_machine
@@ -129,6 +129,7 @@ class Daemon:
         self.aim_seat: int | None = None
         self.last_selftest: dict[str, Any] | None = None
         self.stray_cards = 0  # cards counted with no burst running (each one a ``stray`` event)
+        self._last_edge = 0  # beam edge number of the last card handled (the feed cutoff)
         self.last_burst_press_id: int | None = None  # the press of the last burst (``stray``)
         self._subscribers: list[Callable[[dict], None]] = []
         self._history: deque[dict] = deque(maxlen=HISTORY)
@@ -144,10 +145,11 @@ class Daemon:
         self._last_watchdog_ns = 0
         self.watchdog_skipped = 0  # pings withheld because the loop ran late
         self._blink_on = False
-        self._inflight_saved = False  # an in-flight record is in the journal
         self._blink_hz = 1.0
         self._ramp_step = 0
+        self.failure: LauncherError | None = None  # why the loop stopped on its own (journal)
         self._cmd_id: str | None = None  # id of the host command being handled (exactly-once)
+        self._cmd_key: str | None = None  # what that command asks (protocol.command_key)
 
     # ------------------------------------------------------------------ public, any thread
 
@@ -263,6 +265,9 @@ class Daemon:
         except BaseException:
             self.stop()
             raise
+        if self.failure is not None:
+            self.stop()
+            raise self.failure
         if self.loop.crashed is not None:
             self.stop()
             raise LauncherError(f"the control loop crashed while booting: {self.loop.crashed!r}")
@@ -350,6 +355,7 @@ class Daemon:
         for name in ("burst", "ramp", "card_timeout", "reverse", "pulse"):
             self.loop.cancel_timer(name)
         if self.devices is not None:
+            self.devices.sensor.disarm_cutoff()
             self.devices.power_off()
 
     def _all_off(self) -> None:
@@ -420,6 +426,15 @@ class Daemon:
     def _on_loop_error(self, exc: BaseException, event: Event) -> None:
         # A bug must not leave a motor running: outputs off, fault latched, loop keeps going.
         self._all_off()
+        if isinstance(exc, JournalError):
+            # Nothing can be recorded any more (a full or failing disk): a box that cannot
+            # journal cannot promise one fire per press. Outputs off, and stop.
+            self.failure = exc
+            log.critical("%s; outputs off, stopping", exc)
+            self._booted.set()
+            self._stopped.set()
+            self.loop.stop(timeout=0)
+            return
         if self.state not in ("fault", "stopping"):
             self._trip("internal", f"handler for {event.kind!r} failed: {type(exc).__name__}")
 
@@ -430,16 +445,8 @@ class Daemon:
         self._stopped.set()
 
     def _boot(self) -> None:
-        self._answer_interrupted(self.journal.take_inflight())
-        self._emit(
-            "hello",
-            name=self.config.box.name,
-            config=self.config_path,
-            ejector=self.config.ejector.kind,
-            hopper=self.hopper,
-            # a damaged journal moved aside must reach a person, not only the log
-            journal_recovered=getattr(self.journal, "recovered", None),
-        )
+        self._answer_interrupted()
+        self._emit("hello", **_fit_hello(self._hello_fields()))
         result = self._selftest()
         self.model.booted(why="self-test passed" if result["passed"] else "self-test done")
         if not result["passed"]:
@@ -453,37 +460,42 @@ class Daemon:
         self._booted.set()
         self._pump()  # presses that arrived while booting
 
-    def _answer_interrupted(self, record: dict | None) -> None:
-        """After a crash: a fire ``interrupted`` for the press that was mid-burst and for each
-        press queued behind it, unless the journal already holds its fire."""
-        if not record:
-            return
-        answered = set()
-        cursor = int(record.get("seq") or 0)
-        while batch := self.journal.events_after(cursor, 256):
-            answered |= {e.get("press_id") for e in batch if e["kind"] == "fire"}
-            cursor = batch[-1]["seq"]
-        presses = []
-        if record.get("press_id") is not None:
-            presses.append(record)
-        presses += [{**q, "planned": 0, "ejected": 0} for q in record.get("queued", [])]
-        for press in presses:
-            if press["press_id"] in answered:
+    def _hello_fields(self) -> dict[str, Any]:
+        return {
+            "name": self.config.box.name,
+            "config": self.config_path,
+            "ejector": self.config.ejector.kind,
+            "hopper": self.hopper,
+            # a journal moved aside or found short must reach a person, not only the log
+            "journal_recovered": getattr(self.journal, "recovered", None),
+            "journal_lost": getattr(self.journal, "lost", None),
+        }
+
+    def _answer_interrupted(self) -> None:
+        """After a crash: a fire ``interrupted`` for every press the journal holds without a
+        fire (the burst cut by the crash, with the cards it counted, and every press queued
+        behind it). The journal opens a press with its ``press`` event and closes it with its
+        ``fire`` in the same transaction, so no crash point leaves a press unanswered."""
+        mine = {p.press_id for p in self.queue}  # pressed while booting: served, not answered
+        for press in self.journal.open_presses():
+            if press["press_id"] in mine:
                 continue
+            planned = int(press.get("planned", 0))
+            ejected = int(press.get("ejected", 0))
             self._emit(
                 "fire",
                 press_id=press["press_id"],
                 source=press.get("source", "button"),
-                planned=int(press.get("planned", 0)),
-                ejected=int(press.get("ejected", 0)),
+                planned=planned,
+                ejected=ejected,
                 reason="interrupted",
-                dry_streak=int(press.get("dry_streak", record.get("dry_streak", 0))),
+                dry_streak=int(press.get("dry_streak", self.jam.dry_streak)),
                 spinup_ms=None,
                 first_card_ms=None,
                 total_ms=None,
                 card_ms=list(press.get("card_ms", [])),
                 hopper=self.hopper,
-                extra=max(0, int(press.get("ejected", 0)) - int(press.get("planned", 0))),
+                extra=max(0, ejected - planned),
             )
 
     def _on_watchdog(self, event: Event | None) -> None:
@@ -541,15 +553,14 @@ class Daemon:
         elif len(self.queue) >= self.config.limits.press_queue:
             self._fire_refused(press, "queue_full")
         else:
-            self.queue.append(press)
-            if self.burst is not None or state in BUSY_STATES:
-                self._save_inflight()  # it waits: a crash must not lose it
+            self.queue.append(press)  # journaled: a crash now gets it an ``interrupted`` fire
         return press.press_id
 
     def _register(self, press: Press) -> None:
         """Give ``press`` its id and journal its ``press`` event (once).
 
-        A press made by a host command journals that command's reply with the event."""
+        A press made by a host command journals that command's reply with the event, and the
+        journal opens the press in the same transaction (it is answered even after a crash)."""
         if press.press_id is None:
             press.press_id = self.journal.next_press_id()
             reply = None
@@ -557,13 +568,12 @@ class Daemon:
                 reply = self._stored_reply(press_id=press.press_id)
             self._emit("press", reply=reply, press_id=press.press_id, source=press.source)
 
-    def _stored_reply(self, **result: Any) -> tuple[str, dict] | None:
-        """``(cmd_id, wire reply)`` for the command being handled, or None (no host command).
-
-        The same reply the link builds from the result: a retry gets exactly this back."""
+    def _stored_reply(self, **result: Any) -> tuple[str, dict, str | None] | None:
+        """``(cmd_id, wire reply, command key)`` for the command being handled, or None (no host
+        command). The same reply the link builds from the result: a retry gets exactly this."""
         if self._cmd_id is None:
             return None
-        return self._cmd_id, protocol.reply_ok(self._cmd_id, **result)
+        return self._cmd_id, protocol.reply_ok(self._cmd_id, **result), self._cmd_key
 
     def _pump(self) -> None:
         """Serve queued presses while the box rests in ``idle`` / ``locked``."""
@@ -592,7 +602,7 @@ class Daemon:
             self.model.start_burst(why=why)  # the ejector starts here
             self._register(press)
             if self.burst is not None:  # (a trip during start-up has answered it already)
-                self._save_inflight()
+                self._save_progress()
             return
 
     def _fire_refused(self, press: Press, reason: str) -> None:
@@ -618,11 +628,8 @@ class Daemon:
             spinup_ms = (spun - burst.started_ns) // _MS
             first_card_ms = card_ms[0] if card_ms else None
             total_ms = (now - burst.started_ns) // _MS
-        # Nothing left to remember: clear the in-flight record in the same step as the fire.
-        waiting = self.burst is not None or any(p.press_id is not None for p in self.queue)
-        self._emit(
+        self._emit(  # the journal closes the press in the same step
             "fire",
-            clear_inflight=self._inflight_saved and not waiting,
             press_id=press.press_id,
             source=press.source,
             planned=planned,
@@ -636,41 +643,19 @@ class Daemon:
             hopper=self.hopper,
             extra=max(0, ejected - planned),
         )
-        if waiting:
-            self._save_inflight()
-        else:
-            self._inflight_saved = False
 
-    def _save_inflight(self) -> None:
-        """Record the press being fired and the presses queued behind it (``take_inflight`` after
-        a crash). ``seq`` lets the restart skip presses whose fire made it into the journal."""
+    def _save_progress(self) -> None:
+        """Record how far the running burst got, so a restart reports the cards it counted."""
         burst = self.burst
-        record: dict[str, Any] = {
-            "press_id": None,
-            "seq": self.journal.last_seq,
-            "dry_streak": self.jam.dry_streak,
-            "queued": [
-                {"press_id": p.press_id, "source": p.source}
-                for p in self.queue
-                if p.press_id is not None
-            ],
-        }
-        if burst is not None:
-            record.update(
-                press_id=burst.press.press_id,
-                source=burst.press.source,
-                planned=burst.planned,
-                ejected=len(burst.cards),
-                dry_streak=burst.dry_streak,
-                card_ms=burst.card_ms(),
-            )
-        elif not record["queued"]:
-            if self._inflight_saved:
-                self.journal.clear_inflight()
-                self._inflight_saved = False
+        if burst is None or burst.press.press_id is None:
             return
-        self.journal.set_inflight(record)
-        self._inflight_saved = True
+        self.journal.update_press(
+            burst.press.press_id,
+            planned=burst.planned,
+            ejected=len(burst.cards),
+            dry_streak=burst.dry_streak,
+            card_ms=burst.card_ms(),
+        )
 
     # ------------------------------------------------------------------ the burst
 
@@ -678,9 +663,16 @@ class Daemon:
         burst = self.burst
         if burst is None or self.state != "spinup":
             return
-        ejector = self._devices().ejector
+        devices = self._devices()
+        ejector = devices.ejector
         burst.feed_ns = self.clock()
         if isinstance(ejector, MotorEjector):
+            # The sensor stops the feed itself at the last planned card (devices.py: feed
+            # cutoff); cards still on their way count in this burst from the card events.
+            ejector.resume()
+            devices.sensor.arm_cutoff(
+                self._last_edge + burst.planned - len(burst.cards), ejector.halt
+            )
             self._arm_card_timeout()
             soft = self.config.ejector.soft_start_ms
             if soft > 0 and ejector.has_speed_control:
@@ -716,6 +708,7 @@ class Daemon:
         self.loop.set_timer("card_timeout", self.config.timing.card_timeout_ms, "card_timeout")
 
     def _on_card(self, event: Event) -> None:
+        self._last_edge = max(self._last_edge, int(event.data.get("edge", self._last_edge + 1)))
         if self.hopper is not None:
             self.hopper = max(0, self.hopper - 1)
         burst = self.burst
@@ -724,7 +717,7 @@ class Daemon:
             return
         burst.cards.append(event.t_ns)
         burst.awaiting_card = False
-        self._save_inflight()
+        self._save_progress()
         if burst.settling:
             return  # a card behind the burst: counted in it as ``extra``; the settle timer ends it
         if len(burst.cards) >= burst.planned:
@@ -847,7 +840,7 @@ class Daemon:
             self._spin()
 
     def _finish(self, reason: str, trigger: str | None) -> None:
-        """End the burst: outputs off, the fire event (journaled with the in-flight cleared)."""
+        """End the burst: outputs off, the fire event (the journal closes the press with it)."""
         burst = self.burst
         assert burst is not None
         self.outputs_off()
@@ -997,6 +990,7 @@ class Daemon:
     def _on_command(self, op: str, args: dict, reply: Reply, cmd_id: str | None = None) -> None:
         handler = _COMMANDS.get(op)
         self._cmd_id = cmd_id
+        self._cmd_key = protocol.command_key(op, args) if cmd_id is not None else None
         try:
             if handler is None:
                 raise CommandError(
@@ -1014,7 +1008,7 @@ class Daemon:
             log.exception("command %r failed", op)
             response = _error("INTERNAL", f"{type(exc).__name__}: {exc}")
         finally:
-            self._cmd_id = None
+            self._cmd_id = self._cmd_key = None
         try:
             reply(response)
         except Exception:
@@ -1077,17 +1071,17 @@ class Daemon:
         has_count, has_total = "count" in args, "total" in args
         if has_count == has_total:
             raise CommandError("BAD_ARG", "load needs exactly one of count (cards added) or total")
-        if has_count:
-            added = _int_arg(args, "count", 1, 10_000)
-            self.hopper = (self.hopper or 0) + added
-            if self.plant is not None:
-                self.plant.load(added)
+        count = _int_arg(args, "count", 1, 10_000) if has_count else None
+        total = None if has_count else _int_arg(args, "total", 0, 10_000)
+        if self.plant is not None and self._cmd_id and self.plant.has_load(self._cmd_id):
+            # A crash cut this load between its effect and its journal record: the cards are in
+            # (this boot read the hopper from the plant), only the record is missing.
+            added = count if count is not None else 0
         else:
-            total = _int_arg(args, "total", 0, 10_000)
-            added = total - (self.hopper or 0)
-            self.hopper = total
+            added = count if count is not None else total - (self.hopper or 0)
+            self.hopper = (self.hopper or 0) + added if count is not None else total
             if self.plant is not None:
-                self.plant.load(total=total)
+                self.plant.load(count, total=total, token=self._cmd_id)
         self._emit(
             "refill", reply=self._stored_reply(hopper=self.hopper), hopper=self.hopper, added=added
         )
@@ -1173,21 +1167,12 @@ class Daemon:
 
     # ------------------------------------------------------------------ events
 
-    def _emit(
-        self,
-        kind: str,
-        *,
-        clear_inflight: bool = False,
-        reply: tuple[str, dict] | None = None,
-        **fields: Any,
-    ) -> dict:
+    def _emit(self, kind: str, *, reply: tuple | None = None, **fields: Any) -> dict:
         t_ms = (self.clock() - self._boot_ns) // _MS
         if reply is None:
-            event = self.journal.append(kind, t_ms, fields, clear_inflight=clear_inflight)
+            event = self.journal.append(kind, t_ms, fields)
         else:
-            event = self.journal.append(
-                kind, t_ms, fields, clear_inflight=clear_inflight, reply=reply
-            )
+            event = self.journal.append(kind, t_ms, fields, reply=reply)
         with self._history_cond:
             self._history.append(event)
             self._history_total += 1
@@ -1231,6 +1216,25 @@ _COMMANDS = {
 
 def _error(code: str, message: str) -> dict:
     return {"ok": False, "error": {"code": code, "message": message}}
+
+
+def _fit_hello(fields: dict[str, Any]) -> dict[str, Any]:
+    """`hello` fields cut to fit one frame: a long config path or loss report is shortened
+    here (the log keeps it whole), never allowed to stop the box from starting."""
+    out = dict(fields)
+    envelope = {"v": 1, "type": "event", "seq": 10**12, "boot": "b" * 12, "stream": "s" * 32}
+
+    def fits() -> bool:
+        try:
+            protocol.encode({**envelope, "t_ms": 10**9, "kind": "hello", **out})
+        except ValueError:
+            return False
+        return True
+
+    for key in ("journal_lost", "config", "journal_recovered", "name"):
+        while not fits() and isinstance(out.get(key), str) and len(out[key]) > 24:
+            out[key] = "..." + out[key][len(out[key]) // 4 :]
+    return out
 
 
 def _int_arg(args: dict, name: str, lo: int, hi: int) -> int:
@@ -1369,6 +1373,9 @@ def _run(args: argparse.Namespace) -> int:
             if select.select([wake_r], [], [], 0.5)[0]:
                 with contextlib.suppress(OSError):
                     wake_r.recv(512)
+            if daemon.failure is not None:
+                code = 1  # said in one line below, after the outputs are off
+                break
             if daemon.loop.crashed is not None:
                 log.critical("control loop died; shutting down")
                 code = 1
@@ -1393,6 +1400,8 @@ def _run(args: argparse.Namespace) -> int:
         signal.set_wakeup_fd(-1)
         wake_r.close()
         wake_w.close()
+    if daemon.failure is not None:
+        raise daemon.failure
     return code
 
 

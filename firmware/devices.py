@@ -2,7 +2,12 @@
 
 Each wrapper composes gpiozero devices (never subclasses them) and is built with the pin factory
 passed explicitly. Input callbacks arrive on gpiozero's threads and only ``post()`` an event to the
-loop. Outputs are driven from the loop thread only.
+loop. Outputs are driven from the loop thread only, with one exception: the **feed cutoff**. The
+loop arms it at the start of a motor burst with the beam edge of the burst's last planned card;
+the exit sensor's callback stops the feed motor the moment that edge comes, without waiting for
+the loop (as a Klipper MCU stops a stepper on its endstop trigger without asking the host). So a
+late loop, on a busy Pi, cannot let the roller feed cards beyond the plan; a roller that coasts
+on is counted by the loop's settle window (the fire's ``extra``).
 
 Every power output (ejector motor, solenoid, flywheel) reports each off-to-on and on-to-off change
 to a :class:`Guard`; the daemon's guard arms a ``max_on_ms`` deadline with the loop, which forces
@@ -108,12 +113,21 @@ class ExitSensor(_Part):
         super().__init__()
         self.edges = 0
         self._lock = threading.Lock()
+        self._cutoff: tuple[int, Callable[[], None]] | None = None
         self.device = self._own(DigitalInputDevice(pin, pull_up=False, pin_factory=factory))
 
         def crossed() -> None:
             with self._lock:
                 self.edges += 1
                 edge = self.edges
+                stop = None
+                if self._cutoff is not None and edge >= self._cutoff[0]:
+                    stop, self._cutoff = self._cutoff[1], None
+            if stop is not None:
+                try:
+                    stop()  # the last planned card: the feed stops now, not when the loop gets here
+                except Exception:
+                    log.exception("feed cutoff failed (the loop stops the feed)")
             post("card", edge=edge)
 
         self.device.when_activated = crossed
@@ -123,6 +137,21 @@ class ExitSensor(_Part):
     def is_active(self) -> bool:
         """True while the beam is broken."""
         return bool(self.device.is_active)
+
+    def arm_cutoff(self, edge: int, stop: Callable[[], None]) -> None:
+        """Call ``stop()`` from the sensor's callback when beam edge number ``edge`` comes (at
+        once if it already came). Edges count from 1 since the sensor was built; the loop
+        knows each card's edge from its ``card`` event."""
+        with self._lock:
+            passed = self.edges >= edge
+            self._cutoff = None if passed else (edge, stop)
+        if passed:
+            stop()
+
+    def disarm_cutoff(self) -> None:
+        """Forget an armed cutoff (the burst is over)."""
+        with self._lock:
+            self._cutoff = None
 
 
 class Switch(_Part):
@@ -202,6 +231,11 @@ class MotorEjector(_Guarded):
             self.close()
             raise
         self.direction = 0  # 1 forward, -1 backward, 0 stopped
+        # The feed cutoff stopped it (from the sensor's callback); it stays stopped until
+        # `off` or `resume`. No lock: the callback runs while the mock plant holds its own
+        # lock, and the loop's pin writes go through that plant lock, so a lock here could
+        # deadlock. Instead the loop looks at the flag again after its own pin writes.
+        self.halted = False
 
     @property
     def has_speed_control(self) -> bool:
@@ -209,7 +243,10 @@ class MotorEjector(_Guarded):
         return self.enable is not None
 
     def forward(self, speed: float = 1.0) -> None:
-        """Run the feed forward at ``speed`` (0-1, needs EN for anything but full)."""
+        """Run the feed forward at ``speed`` (0-1, needs EN for anything but full). Does nothing
+        after `halt` until `off` or `resume`: the planned cards are out."""
+        if self.halted:
+            return
         self._mark_on()
         if self.direction != 1:
             self.motor.stop()  # never both IN pins high on the bridge
@@ -217,9 +254,12 @@ class MotorEjector(_Guarded):
             self.direction = 1
         if self.enable is not None:
             self.enable.value = max(0.0, min(1.0, speed))
+        self._obey_halt()
 
     def backward(self) -> None:
-        """Run the roller backward at full speed (unjam pulse)."""
+        """Run the roller backward at full speed (unjam pulse); nothing after `halt`."""
+        if self.halted:
+            return
         self._mark_on()
         if self.direction != -1:
             self.motor.stop()
@@ -227,13 +267,34 @@ class MotorEjector(_Guarded):
             self.direction = -1
         if self.enable is not None:
             self.enable.value = 1.0
+        self._obey_halt()
 
-    def off(self) -> None:
-        """Stop the motor (EN low, both IN low)."""
+    def _obey_halt(self) -> None:
+        # A halt that came while these pins were being written: either it saw our writes and
+        # undid them, or we see its flag now and stop; the motor cannot stay on after a halt.
+        if self.halted:
+            self._stop_pins()
+
+    def _stop_pins(self) -> None:
         if self.enable is not None:
             self.enable.off()
         self.motor.stop()
         self.direction = 0
+
+    def halt(self) -> None:
+        """The feed cutoff (any thread): stop the motor now and keep it stopped until `off`.
+        The guard is told by `off`, on the loop thread, which comes right after."""
+        self.halted = True
+        self._stop_pins()
+
+    def resume(self) -> None:
+        """Forget a halt (the loop, before arming the cutoff of a new burst)."""
+        self.halted = False
+
+    def off(self) -> None:
+        """Stop the motor (EN low, both IN low)."""
+        self._stop_pins()
+        self.halted = False
         self._mark_off()
 
 

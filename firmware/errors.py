@@ -31,6 +31,10 @@ class SafetyError(LauncherError, RuntimeError):
     """A safety limit tripped (an output ran past its deadline, the duty cap was hit)."""
 
 
+class JournalError(LauncherError, OSError):
+    """The journal cannot be opened, read or written (and could not be moved aside)."""
+
+
 class CommandError(LauncherError):
     """A command from the host cannot be carried out; `code` is a wire-protocol error code."""
 

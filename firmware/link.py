@@ -33,13 +33,15 @@ from typing import Any, Protocol
 import serial
 
 from firmware import ports, protocol
-from firmware.errors import UsageError
+from firmware.errors import JournalError, UsageError
 
 log = logging.getLogger(__name__)
 
 READ_TIMEOUT = 0.05  # seconds a read waits, so the reader notices stop() and broken ports
 POLL_INTERVAL = 0.2  # the writer looks at the journal at least this often
-MAX_OUT_QUEUE = 256  # queued error replies beyond this are dropped (a noise storm)
+# Replies waiting for the writer. Beyond this the oldest goes (a host that writes but does not
+# read): it is stored, or a query or an error, so a retry of its id gets it again.
+MAX_OUT_QUEUE = 256
 REOPEN_FIRST = 0.1
 REOPEN_MAX = 5.0
 # the counters a status reply carries (all of them would not fit in one frame with the rest)
@@ -157,7 +159,7 @@ class Link:
         self._resend_max = resend_max
         self._window = window
 
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._wake = threading.Condition(self._lock)
         self._stop = threading.Event()
         self._port: _Port | None = None
@@ -174,11 +176,13 @@ class Link:
         self._rto = resend_first
         self._deadline: float | None = None
         self._last_rewind: tuple[int, float] | None = None
+        self._epoch = 0  # bumped when a hello or nak moves the window: a batch in progress stops
         self._dirty = False  # a write timed out mid-line: start the next write with a newline
 
-        # replies in the order they were decided: (cmd id to store the reply under, message)
+        # replies in the order they were decided: (cmd id or None, message); at most one per id
         self._out: collections.deque[tuple[str | None, dict]] = collections.deque()
-        self._pending: set[str] = set()
+        self._queued: set[str] = set()  # ids with a reply in _out
+        self._pending: set[str] = set()  # ids being carried out (no reply decided yet)
         self._decoder = protocol.FrameDecoder()
         self._counters = dict.fromkeys(
             (
@@ -196,6 +200,7 @@ class Link:
                 "reopens",
                 "open_failures",
                 "errors_dropped",
+                "replies_dropped",
             ),
             0,
         )
@@ -341,15 +346,21 @@ class Link:
             for item in self._decoder.feed(data):
                 try:
                     self._handle(item)
-                except Exception:
+                except Exception as exc:
                     # a handler bug must not kill the link: answer INTERNAL and keep reading
-                    log.exception("link: handling a frame failed")
+                    # (a journal that cannot be written is said in one line, not a traceback)
+                    if isinstance(exc, JournalError):
+                        log.error("link: handling a frame failed: %s", exc)
+                    else:
+                        log.exception("link: handling a frame failed")
                     cmd_id = _item_id(item)
                     with self._lock:
                         self._counters["internal"] += 1
                         if cmd_id is not None:
                             self._pending.discard(cmd_id)
-                    self._queue(protocol.reply_error(cmd_id, protocol.INTERNAL, "internal error"))
+                    self._queue(
+                        cmd_id, protocol.reply_error(cmd_id, protocol.INTERNAL, "internal error")
+                    )
 
     def _handle(self, item: protocol.Frame | protocol.FrameErrorInfo) -> None:
         if isinstance(item, protocol.FrameErrorInfo):
@@ -360,7 +371,11 @@ class Link:
             with self._lock:
                 self._counters[key] += 1
                 self._counters["dropped"] += 1
-            self._queue(protocol.reply_error(item.id, item.code, item.message), droppable=True)
+            if item.type in ("event", "reply"):
+                return  # ours to send, never answered (see below), however garbled
+            self._queue(
+                None, protocol.reply_error(item.id, item.code, item.message), droppable=True
+            )
             return
         message = item.message
         kind = message["type"]
@@ -383,7 +398,7 @@ class Link:
         return stream is not None and stream != self._journal.stream
 
     def _on_ack(self, message: dict) -> None:
-        if self._foreign(message):
+        if self._foreign(message) or self._journal_went_back(message):
             with self._lock:
                 self._counters["dropped"] += 1
             return
@@ -398,25 +413,35 @@ class Link:
             self._wake.notify_all()
         self._journal.ack(seq)
 
+    def _journal_went_back(self, message: dict) -> bool:
+        """An ack or nak naming our stream beyond our newest event: the journal lost events
+        (the journal starts a new stream; this message then belongs to the old one)."""
+        stream = message.get("stream")
+        if stream is None:
+            return False
+        held = message["seq"] - (1 if message.get("type") == "nak" else 0)
+        return bool(self._journal.host_holds(stream, held))
+
     def _on_nak(self, message: dict) -> None:
-        if self._foreign(message):
+        if self._foreign(message) or self._journal_went_back(message):
             with self._lock:
                 self._counters["dropped"] += 1
             return
-        seq = message["seq"]
-        # a nak for N says the host holds everything before N
-        self._on_ack({"seq": max(seq - 1, 0)})
+        seq = min(max(message["seq"], 1), self._journal.last_seq + 1)
+        # A nak for N says the host holds everything before N and nothing from N on: even
+        # below what it acked before (it lost its own state), resend from N.
+        self._on_ack({"seq": seq - 1})
         now = self._clock()
         with self._wake:
             self._counters["naks"] += 1
-            if seq > self._high or seq < self._host_has + 1:
-                return  # not sent yet, or already known delivered: nothing to resend
             if self._last_rewind is not None:
                 last_seq, when = self._last_rewind
                 if last_seq == seq and now - when < self._resend_first:
                     return  # one rewind per gap; the host naks each later event it sees too
             self._last_rewind = (seq, now)
-            self._next = min(self._next, seq)
+            self._host_has = seq - 1
+            self._next = seq
+            self._epoch += 1
             self._deadline = now + self._rto
             self._wake.notify_all()
 
@@ -424,61 +449,89 @@ class Link:
         cmd_id: str = message["id"]
         op: str = message["op"]
         args = protocol.command_args(message)
-        stored = self._journal.get_reply(cmd_id)
+        key = protocol.command_key(op, args)
+        found = self._journal.lookup(cmd_id)
         with self._lock:
-            duplicate = stored is not None or cmd_id in self._pending
+            duplicate = found is not None or cmd_id in self._pending
             if duplicate:
                 self._counters["dup_cmds"] += 1
             else:
                 self._pending.add(cmd_id)
-        if stored is not None:
-            self._queue(stored)  # the same answer again; the command is not run twice
+        if found is not None:
+            stored, stored_key = found
+            if stored_key is not None and stored_key != key:
+                # a host bug: answering with the first command's reply would mislead it
+                self._queue(
+                    None,
+                    protocol.reply_error(
+                        cmd_id,
+                        protocol.BAD_ARG,
+                        f"id {cmd_id!r:.70} was already used for another command "
+                        f"({stored_key[:80]}); give each command a new id",
+                    ),
+                )
+                return
+            self._queue(cmd_id, stored)  # the same answer again; the command is not run twice
             return
         if duplicate:
             return  # still running; its one reply is on the way
         if op == "hello":
-            self._finish(cmd_id, op, self._hello(args))
+            self._hello(cmd_id, args)
             return
         try:
             # the id goes along so the daemon can journal the reply with the command's effect
             self._daemon.submit(
-                op, args, _Once(lambda result: self._finish(cmd_id, op, result)), cmd_id=cmd_id
+                op,
+                args,
+                _Once(lambda result: self._finish(cmd_id, op, result, key)),
+                cmd_id=cmd_id,
             )
         except Exception as exc:
             log.exception("daemon.submit(%r) raised", op)
             with self._lock:
                 self._counters["internal"] += 1
-            self._finish(cmd_id, op, _error(protocol.INTERNAL, f"{op} failed: {exc}"))
+            self._finish(cmd_id, op, _error(protocol.INTERNAL, f"{op} failed: {exc}"), key)
 
-    def _hello(self, args: dict) -> dict:
-        """Handshake: adopt the host's position when it is on our stream and replay after it."""
+    def _hello(self, cmd_id: str, args: dict) -> None:
+        """Handshake: adopt the host's position when it is on our stream and replay after it.
+
+        The reply is queued in the same step as the window is reset, so every event of the
+        replay goes out after it."""
         stream = args.get("stream")
         seq = args.get("seq", 0)
         journal = self._journal
-        last = journal.last_seq
+        went_back = journal.host_holds(stream, seq)  # beyond our newest: we lost events
+        if stream == journal.stream and seq > journal.acked:
+            journal.ack(seq)
         with self._wake:
+            last = journal.last_seq
             # another stream (or none): the host knows nothing of ours; replay from our acked mark
             position = min(seq, last) if stream == journal.stream else journal.acked
             self._host_has = position
             self._next = position + 1
+            if went_back:
+                self._high = 0  # the old stream's numbers mean nothing now
+            self._epoch += 1
             self._rto = self._resend_first
             self._deadline = None
             self._last_rewind = None
-            self._wake.notify_all()
-        if stream == journal.stream and seq > journal.acked:
-            journal.ack(seq)
-        return {
-            "ok": True,
-            "stream": journal.stream,
-            "boot": journal.boot,
-            "seq": last,
-            "acked": journal.acked,
-            "state": getattr(self._daemon, "state", None),
-            "journal_recovered": getattr(journal, "recovered", None),
-        }
+            reply = {
+                "ok": True,
+                "stream": journal.stream,
+                "boot": journal.boot,
+                "seq": last,
+                "acked": journal.acked,
+                # where the replay starts when the host's position is older than what is held
+                "oldest": min(journal.oldest_seq, last + 1),
+                "state": getattr(self._daemon, "state", None),
+                "journal_recovered": getattr(journal, "recovered", None),
+                "journal_lost": getattr(journal, "lost", None),
+            }
+            self._finish(cmd_id, "hello", reply)
 
-    def _finish(self, cmd_id: str, op: str, result: dict) -> None:
-        """Build the reply to `cmd_id`; the writer stores it and then writes it."""
+    def _finish(self, cmd_id: str, op: str, result: dict, key: str | None = None) -> None:
+        """Build the reply to `cmd_id`, store it (unless it answers a query, or the daemon
+        stored it with the command's effect) and queue it for the writer."""
         if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
             log.error("daemon reply to %s is not a reply dict: %r", op, result)
             result = _error(protocol.INTERNAL, f"{op}: daemon gave no valid reply")
@@ -486,34 +539,68 @@ class Link:
         reply["type"], reply["id"] = "reply", cmd_id
         if op == "status" and reply["ok"]:
             counters = self.counters
-            extra: dict[str, Any] = {"link": {k: counters[k] for k in STATUS_COUNTERS}}
-            recovered = getattr(self._journal, "recovered", None)
-            if recovered:  # a person must hear that the old journal was moved aside
-                extra["journal_recovered"] = recovered
-            with_extra = {**reply, **extra}
-            if _fits(with_extra):
-                reply = with_extra
+            with_link = {**reply, "link": {k: counters[k] for k in STATUS_COUNTERS}}
+            reply = with_link if _fits(with_link) else reply
+            # A person must hear that the journal was moved aside or lost events: as much of
+            # each report as fits in the one frame (the log has it whole).
+            for name in ("journal_lost", "journal_recovered"):
+                told = getattr(self._journal, name.removeprefix("journal_"), None)
+                while isinstance(told, str) and told:
+                    if _fits({**reply, name: told}):
+                        reply = {**reply, name: told}
+                        break
+                    told = told[: len(told) * 3 // 4 - 3] + "..." if len(told) > 40 else ""
         if not _fits(reply):
             log.error("reply to %s does not fit in one frame: %r", op, reply)
             reply = protocol.reply_error(cmd_id, protocol.INTERNAL, f"{op}: reply too long")
-        with self._wake:
-            self._out.append((cmd_id, reply))
-            self._wake.notify_all()
+        if op not in protocol.QUERY_OPS:
+            # Stored before it is queued, so a retry of this id gets this reply even if the
+            # queued copy is dropped (a host that does not read). The writer syncs before it
+            # writes, so the host never holds a reply the journal could lose.
+            try:
+                if self._journal.get_reply(cmd_id) is None:
+                    self._journal.put_reply(cmd_id, reply, key)
+            except JournalError as exc:
+                log.error("storing the reply to %s failed: %s", cmd_id, exc)
+            except Exception:
+                log.exception("storing the reply to %s failed", cmd_id)
+        with self._lock:
+            self._pending.discard(cmd_id)
+        self._queue(cmd_id, reply)
 
-    def _queue(self, message: dict, *, droppable: bool = False) -> None:
+    def _queue(self, cmd_id: str | None, message: dict, *, droppable: bool = False) -> None:
+        """Queue a reply for the writer: one per command id at a time (a repeat while one is
+        queued gets that one), and at most `MAX_OUT_QUEUE` in all."""
         with self._wake:
-            if droppable and len(self._out) >= MAX_OUT_QUEUE:
-                self._counters["errors_dropped"] += 1
+            if cmd_id is not None and cmd_id in self._queued:
                 return
-            self._out.append((None, message))
+            if len(self._out) >= MAX_OUT_QUEUE:
+                if droppable:
+                    self._counters["errors_dropped"] += 1
+                    return
+                old_id, _ = self._out.popleft()
+                if old_id is not None:
+                    self._queued.discard(old_id)
+                self._counters["replies_dropped"] += 1
+            self._out.append((cmd_id, message))
+            if cmd_id is not None:
+                self._queued.add(cmd_id)
             self._wake.notify_all()
 
     # -- writer ---------------------------------------------------------------------------
 
     def _write_loop(self) -> None:
+        told = ""
         while not self._stop.is_set():
             try:
                 self._write_step()
+                told = ""
+            except JournalError as exc:
+                # a disk problem: nothing may go out until the journal holds it; say so once
+                if str(exc) != told:
+                    log.error("link: %s; holding events and replies back", exc)
+                    told = str(exc)
+                self._stop.wait(POLL_INTERVAL)
             except Exception:
                 log.exception("link writer failed; continuing")
                 self._stop.wait(POLL_INTERVAL)
@@ -547,35 +634,38 @@ class Link:
         # its command arrived (a host can sync on it), and replies cannot starve events.
         with self._lock:
             batch = [self._out.popleft() for _ in range(len(self._out))]
+            self._queued.clear()
         if not batch:
             return
-        for cmd_id, reply in batch:
-            if cmd_id is not None:
-                # stored before it is written: a retry of this id can only get this reply
-                try:
-                    self._journal.put_reply(cmd_id, reply)
-                except Exception:
-                    log.exception("storing the reply to %s failed", cmd_id)
-                with self._lock:
-                    self._pending.discard(cmd_id)
-        # stored (so None from here on) and waiting for the disk, in their order
-        unsent: collections.deque[tuple[str | None, dict]] = collections.deque(
-            (None, reply) for _, reply in batch
-        )
+        unsent: collections.deque[tuple[str | None, dict]] = collections.deque(batch)
         try:
             # a reply may tell of journaled effects (a press id, its own stored copy): the disk
             # must hold them before the host hears of them. One fsync for the whole batch.
             self._journal.sync()
         except Exception:
-            with self._lock:
-                self._out.extendleft(reversed(unsent))  # try again next step, in order
+            self._requeue(unsent)  # try again next step, in order
             raise
         while unsent:
             _, reply = unsent.popleft()
             if not self._write(port, protocol.encode(reply)):
-                with self._lock:
-                    self._out.extendleft(reversed(unsent))
+                self._requeue(unsent)
                 return
+
+    def _requeue(self, unsent: collections.deque[tuple[str | None, dict]]) -> None:
+        """Put replies the writer could not send back in front, in order, within the bound
+        (a reply queued again meanwhile for the same id is the same reply: keep one)."""
+        with self._lock:
+            for cmd_id, reply in reversed(unsent):
+                if cmd_id is not None and cmd_id in self._queued:
+                    continue
+                self._out.appendleft((cmd_id, reply))
+                if cmd_id is not None:
+                    self._queued.add(cmd_id)
+            while len(self._out) > MAX_OUT_QUEUE:
+                old_id, _ = self._out.popleft()
+                if old_id is not None:
+                    self._queued.discard(old_id)
+                self._counters["replies_dropped"] += 1
 
     def _send_events(self, port: _Port) -> None:
         now = self._clock()
@@ -588,6 +678,7 @@ class Link:
                 self._deadline = None
             room = self._window - (self._next - 1 - self._host_has)
             start = self._next - 1
+            epoch = self._epoch
         if room <= 0:
             return
         events = self._journal.events_after(start, limit=room)
@@ -607,8 +698,8 @@ class Link:
                     log.warning("events %d-%d are gone from the journal", self._next, seq - 1)
                     self._host_has = max(self._host_has, seq - 1)
                     self._next = seq
-                if seq != self._next:  # an ack, nak or hello moved the window meanwhile
-                    break
+                if seq != self._next or epoch != self._epoch:
+                    break  # an ack, nak or hello moved the window meanwhile
                 if self._deadline is None:  # the timer runs from the first send, before a reply
                     self._deadline = self._clock() + self._rto
             if not self._write(port, protocol.encode(event)):
@@ -617,7 +708,9 @@ class Link:
                 if seq <= self._high:
                     self._counters["resent"] += 1
                 self._high = max(self._high, seq)
-                if self._next == seq:
+                # (a hello or nak that came while this line was written has rewound the
+                # window: the line was the old window's, and the new one still needs it)
+                if self._next == seq and epoch == self._epoch:
                     self._next = seq + 1
 
     def _write(self, port: _Port, line: bytes) -> bool:

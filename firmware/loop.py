@@ -140,6 +140,12 @@ class Loop:
         self._tokens[name] = token
         self._deadlines[name] = deadline_ns
         heapq.heappush(self._timers, (deadline_ns, next(self._order), name, token, kind, data))
+        if len(self._timers) > 4 * len(self._tokens) + 64:
+            # Re-armed and cancelled timers stay in the heap until their old deadline; with a
+            # max-on deadline of seconds and a burst every few ms they would pile up. Keep only
+            # the live ones (amortised: this runs once per many pushes).
+            self._timers = [t for t in self._timers if self._tokens.get(t[2]) == t[3]]
+            heapq.heapify(self._timers)
         return token
 
     def cancel_timer(self, name: str) -> None:
@@ -229,7 +235,11 @@ class Loop:
             self._handler(event)
         except Exception as exc:
             self.errors += 1
-            log.error("handler for %r failed: %r", event.kind, exc, exc_info=exc)
+            if getattr(exc, "exit_code", None) is not None:
+                # one of ours (a LauncherError): its message says it all, no traceback
+                log.error("handler for %r failed: %s", event.kind, exc)
+            else:
+                log.error("handler for %r failed: %r", event.kind, exc, exc_info=exc)
             if self._on_error is None:
                 raise
             # on_error raising propagates to _run_thread -> on_crash -> loop ends.

@@ -22,6 +22,7 @@ from typing import Any
 from firmware.errors import LauncherError
 
 LOCK_NAME = "launcher-pins.lock"
+KEEP_PIN_STATES = 64  # newest states a mock pin remembers (gpiozero's own keeps every one)
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +39,9 @@ def make_factory(*, mock: bool) -> Any:
     Raises LauncherError (one line) when no real GPIO library can be loaded.
     """
     if mock:
-        from gpiozero.pins.mock import MockFactory, MockPWMPin
+        from gpiozero.pins.mock import MockFactory
 
-        return MockFactory(pin_class=MockPWMPin)
+        return MockFactory(pin_class=_bounded_mock_pin())
     from gpiozero import Device
     from gpiozero.exc import BadPinFactory, PinFactoryFallback
 
@@ -66,6 +67,23 @@ def make_factory(*, mock: bool) -> Any:
     if tried:
         log.info("GPIO: using %s after trying %s", type(factory).__name__, tried)
     return factory
+
+
+def _bounded_mock_pin() -> type:
+    """``MockPWMPin`` whose ``states`` history keeps only the newest `KEEP_PIN_STATES`.
+
+    gpiozero's mock pin appends every change to ``states`` for its own test assertions; a mock
+    box that runs for hours would grow by a few hundred bytes per press for ever."""
+    from collections import deque
+
+    from gpiozero.pins.mock import MockPWMPin
+
+    class BoundedMockPWMPin(MockPWMPin):
+        def clear_states(self) -> None:
+            super().clear_states()
+            self.states = deque(self.states, maxlen=KEEP_PIN_STATES)
+
+    return BoundedMockPWMPin
 
 
 def default_lock_path() -> Path:

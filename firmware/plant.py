@@ -31,11 +31,13 @@ from firmware.errors import UsageError
 log = logging.getLogger(__name__)
 
 _MS = 1_000_000
+KEEP_HISTORY = 2_000  # newest crossings and output changes kept (a soak runs for days)
+KEEP_LOADS = 64  # tokens of the newest loads, so a load retried after a crash is not doubled
 
 
-def read_state(path: str | os.PathLike[str]) -> dict[str, int] | None:
-    """The plant state kept in `path`: ``{"hopper", "ejected_total"}``, or None when there is
-    none yet (no file, or an empty one).
+def read_state(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The plant state kept in `path`: ``{"hopper", "ejected_total", "loads"}`` (``loads``: the
+    tokens of the newest loads), or None when there is none yet (no file, or an empty one).
 
     Raises UsageError when `path` is a directory or a file that is not a plant-state JSON: it
     is someone's file, and the plant would overwrite it with every card."""
@@ -55,13 +57,16 @@ def read_state(path: str | os.PathLike[str]) -> dict[str, int] | None:
         data = json.loads(text)
         hopper = data["hopper"]
         total = data.get("ejected_total", 0)
+        loads = data.get("loads", [])
         if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in (hopper, total)):
             raise TypeError("counts must be whole numbers >= 0")
+        if not isinstance(loads, list) or not all(isinstance(t, str) for t in loads):
+            raise TypeError("loads must be a list of strings")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError(
             f"--plant-state {path} exists and is not {what}; give a new path or move it away"
         ) from None
-    return {"hopper": hopper, "ejected_total": total}
+    return {"hopper": hopper, "ejected_total": total, "loads": loads}
 
 
 def check_state_path(path: str | os.PathLike[str]) -> None:
@@ -98,6 +103,7 @@ class Plant:
         self.rng = random.Random(config.seed)
         self.hopper = int(config.hopper)
         self.ejected_total = 0
+        self.loads: list[str] = []  # tokens of the newest loads (``load(..., token=)``)
         if self.state_path is not None:
             self._read_state()
         self.crossings: list[int] = []  # clock ns of each card entering the beam
@@ -166,17 +172,32 @@ class Plant:
 
     # -- the person at the box -----------------------------------------------------------------
 
-    def load(self, count: int | None = None, *, total: int | None = None) -> int:
-        """Put ``count`` cards in (or make it hold exactly ``total``); returns the hopper."""
+    def load(
+        self, count: int | None = None, *, total: int | None = None, token: str | None = None
+    ) -> int:
+        """Put ``count`` cards in (or make it hold exactly ``total``); returns the hopper.
+
+        With ``token`` (the ``load`` command's id) the load is done once: the token is kept in
+        the same state-file write as the cards, and a load with a token already kept is not
+        done again (the box crashed after the cards went in, before it journaled the load)."""
         with self._cond:
+            if token is not None and token in self.loads:
+                return self.hopper
             if total is not None:
                 self.hopper = max(0, int(total))
             elif count is not None:
                 self.hopper += max(0, int(count))
+            if token is not None:
+                self.loads = [*self.loads, token][-KEEP_LOADS:]
             self._drive_inputs()
             self._save()
             self._cond.notify_all()
             return self.hopper
+
+    def has_load(self, token: str) -> bool:
+        """True when a ``load`` with this token is already in the hopper."""
+        with self._cond:
+            return token in self.loads
 
     def misfeed(self, n: int = 1) -> None:
         """The next ``n`` card slots feed nothing (the roller slips); a reverse pulse re-grips."""
@@ -287,6 +308,8 @@ class Plant:
         with self._cond:
             now = self.clock()
             self.output_log.append((name, now, value))
+            if len(self.output_log) > 2 * KEEP_HISTORY:
+                del self.output_log[:-KEEP_HISTORY]
             was_forward = self._values.get("ejector_forward", 0.0) > 0
             self._values[name] = value
             if self.kind == "solenoid":
@@ -401,12 +424,16 @@ class Plant:
         self.hopper -= 1
         self.ejected_total += 1
         self.crossings.append(now)
+        if len(self.crossings) > 2 * KEEP_HISTORY:
+            del self.crossings[:-KEEP_HISTORY]
         self._beam_until = now + max(1, self.config.beam_ms) * _MS
+        # The card has left the hopper before it reaches the beam: the state file says so first,
+        # so a box that dies while it records the card never counts more than the plant holds.
+        self._save()
         if self._stuck is None:
             self._drive_sensor(True)
         if self.hopper == 0:
             self._drive_inputs()
-        self._save()
         self._cond.notify_all()
 
     # -- persistence ---------------------------------------------------------------------------
@@ -417,13 +444,17 @@ class Plant:
         if data is not None:
             self.hopper = data["hopper"]
             self.ejected_total = data["ejected_total"]
+            self.loads = list(data["loads"])
 
     def _save(self) -> None:
         if self.state_path is None:
             return
         tmp = self.state_path.with_suffix(self.state_path.suffix + ".tmp")
         try:
-            tmp.write_text(json.dumps({"hopper": self.hopper, "ejected_total": self.ejected_total}))
+            state = {"hopper": self.hopper, "ejected_total": self.ejected_total}
+            if self.loads:
+                state["loads"] = self.loads
+            tmp.write_text(json.dumps(state))
             os.replace(tmp, self.state_path)
         except OSError as exc:
             log.warning("cannot write plant state %s: %s", self.state_path, exc)

@@ -107,6 +107,9 @@ JAM_PARAM_KEYS: tuple[str, ...] = (
     "count",
     "seed",
 )
+# Ops that only ask: their replies are not stored, so a repeated id is answered afresh (a
+# stored `status` would be stale, a stored `hello` would not rewind the replay).
+QUERY_OPS: frozenset[str] = frozenset({"hello", "status", "model.get", "selftest"})
 
 
 class ProtocolError(ValueError):
@@ -130,13 +133,15 @@ class Frame:
 
 @dataclass(frozen=True)
 class FrameErrorInfo:
-    """A line that was dropped: why (`code`, `message`), the command id if readable, and the
-    first bytes of the line for logs."""
+    """A line that was dropped: why (`code`, `message`), the command id if readable, the
+    message `type` if the body was a JSON object with a string type, and the first bytes of the
+    line for logs."""
 
     code: str
     message: str
     id: str | None = None
     raw: bytes = b""
+    type: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,6 +194,13 @@ def reply_error(cmd_id: str | None, code: str, message: str) -> dict[str, Any]:
         "ok": False,
         "error": {"code": code, "message": message},
     }
+
+
+def command_key(op: str, args: Mapping[str, Any]) -> str:
+    """What a command asks for (`op` and its arguments) as one canonical string: the box keeps it
+    with a stored reply so that an id reused for another command is refused, not answered with
+    the first command's reply."""
+    return json.dumps({"op": op, **args}, sort_keys=True, separators=(",", ":"))
 
 
 def ack(seq: int, stream: str | None = None) -> dict[str, Any]:
@@ -256,7 +268,9 @@ def decode(line: bytes, *, check: bool = True) -> dict[str, Any]:
     with `validate`. Raises ProtocolError naming the first problem found."""
     body = split_line(line)
     try:
-        message = json.loads(body.decode("ascii"), parse_constant=_reject_constant)
+        message = json.loads(
+            body.decode("ascii"), parse_constant=_reject_constant, object_pairs_hook=_no_repeats
+        )
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(BAD_FRAME, f"body is not valid JSON: {exc}") from None
     if not isinstance(message, dict):
@@ -268,6 +282,17 @@ def decode(line: bytes, *, check: bool = True) -> dict[str, Any]:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A name given twice means two different messages to two readers (RFC 8259 leaves it open):
+    # refuse it rather than guess which one the sender meant.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"name {key!r:.40} appears twice in one object")
+        out[key] = value
+    return out
 
 
 def _is_int(value: Any) -> bool:
@@ -301,6 +326,7 @@ EVENT_FIELDS: dict[str, dict[str, tuple[Any, str, bool]]] = {
         "ejector": (*_STR, False),
         "hopper": (*_INT_OR_NULL, False),
         "journal_recovered": (*_STR_OR_NULL, False),
+        "journal_lost": (*_STR_OR_NULL, False),
     },
     "state": {"from": (*_STR, True), "to": (*_STR, True), "why": (*_STR_OR_NULL, False)},
     "press": {"press_id": (*_INT, True), "source": (*_STR, False)},
@@ -470,7 +496,7 @@ def validate(message: Mapping[str, Any]) -> None:
     cmd_id = _readable_id(message) if message.get("type") == "cmd" else None
     if "v" not in message:
         raise ProtocolError(BAD_FRAME, "missing field 'v' (protocol version, must be 1)", cmd_id)
-    if message["v"] != VERSION or isinstance(message["v"], bool):
+    if not _is_int(message["v"]) or message["v"] != VERSION:  # 1.0 is not 1, nor is true
         raise ProtocolError(
             VERSION_ERROR,
             f"protocol version {message['v']!r:.20} not supported; this box speaks 1",
@@ -539,11 +565,16 @@ class FrameDecoder:
         return out
 
     def _error(
-        self, code: str, message: str, cmd_id: str | None = None, raw: bytes = b""
+        self,
+        code: str,
+        message: str,
+        cmd_id: str | None = None,
+        raw: bytes = b"",
+        kind: str | None = None,
     ) -> FrameErrorInfo:
         self.lines += 1
         self.errors += 1
-        return FrameErrorInfo(code, message, cmd_id, raw[:64])
+        return FrameErrorInfo(code, message, cmd_id, raw[:64], kind)
 
     def _decode(self, line: bytes) -> Frame | FrameErrorInfo | None:
         if not line.strip(b"\r \t"):
@@ -556,7 +587,9 @@ class FrameDecoder:
             try:
                 validate(message)
             except ProtocolError as exc:
-                return self._error(exc.code, exc.message, exc.id, line)
+                kind = message.get("type")
+                kind = kind if isinstance(kind, str) else None
+                return self._error(exc.code, exc.message, exc.id, line, kind)
         self.lines += 1
         self.frames += 1
         return Frame(message, line)

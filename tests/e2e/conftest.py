@@ -34,7 +34,9 @@ FAST: dict[str, dict[str, Any]] = {
     "ejector": {"soft_start_ms": 0, "flywheel_spinup_ms": 0},
     "timing": {
         "cooldown_ms": 0,
-        "card_timeout_ms": 400,
+        # A jam only when the plant really stops: the daemon's own thread feeding the mock
+        # plant may be late by far more than a feed slot on a busy machine.
+        "card_timeout_ms": 2000,
         # A motor burst counts on for settle_ms after the feed stops (a coasting card). The
         # default 100 ms would dwarf these bursts; one feed slot (interval + jitter + beam)
         # still catches the next card of a coasting roller.
@@ -211,6 +213,13 @@ class BoxProcess:
         except FileNotFoundError:
             return "(no daemon log)"
         return "daemon log:\n" + "\n".join(text.splitlines()[-lines:])
+
+
+def pattern_box(work: Path, pattern: list[int]) -> BoxProcess:
+    """A `BoxProcess` in `work` on the `FAST` config whose presses fire `pattern` (repeated);
+    not started yet (the benchmarks use it too)."""
+    changes = merge(FAST, {"jam": {"mode": "pattern", "pattern": pattern}})
+    return BoxProcess(work, write_config(work / "launcher.toml", changes))
 
 
 @pytest.fixture

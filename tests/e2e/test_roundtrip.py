@@ -70,7 +70,10 @@ def test_every_command_round_trips(box: BoxProcess, tmp_path: Path) -> None:
 
         seqs = [e["seq"] for e in client.events(timeout=0.5)]
         assert seqs == sorted(set(seqs))
-        assert client.stats.duplicates == 0 and client.stats.bad_frames == 0
+        # Duplicates are allowed: on a busy machine the box's resend timer (0.25 s) may run out
+        # before an ack arrives, and the host drops the resent copy. Garbled frames are not.
+        assert client.stats.bad_frames == 0
+        assert client.stats.delivered == client.position.seq - client.stats.skipped
 
 
 def send(*argv: str) -> subprocess.CompletedProcess[str]:

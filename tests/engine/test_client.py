@@ -19,7 +19,12 @@ def box(tmp_path: Path):
         yield fake
 
 
-def collect(client: BoxClient, n: int, timeout: float = 5.0) -> list[dict]:
+# How long a test waits for an answer it expects: long, because a busy machine can be slow and a
+# healthy answer comes in milliseconds anyway. Tests of the timeout itself give their own.
+PATIENT = 20.0
+
+
+def collect(client: BoxClient, n: int, timeout: float = PATIENT) -> list[dict]:
     """The next `n` events (fewer only if they stop coming)."""
     got = []
     for event in client.events(timeout=timeout):
@@ -30,18 +35,18 @@ def collect(client: BoxClient, n: int, timeout: float = 5.0) -> list[dict]:
 
 
 def test_hello_carries_position_and_status_round_trips(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         assert client.status() == {"state": "idle", "hopper": 50}
         assert client.connected
     assert box.hellos[0]["stream"] is None and box.hellos[0]["seq"] == 0
 
 
 def test_press_fire_result_arrives_once_and_in_order(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         ids = [client.press() for _ in range(3)]
-        fire = client.wait_fire(ids[1], timeout=3)
+        fire = client.wait_fire(ids[1], timeout=PATIENT)
         assert (fire["press_id"], fire["ejected"], fire["reason"]) == (ids[1], 3, "fired")
-        events = collect(client, 5, timeout=1)
+        events = collect(client, 5)
         # the fire taken by wait_fire is not handed out a second time
         assert [e["seq"] for e in events] == [1, 2, 3, 5, 6]
         assert [e["kind"] for e in events] == ["press", "fire", "press", "press", "fire"]
@@ -59,11 +64,11 @@ def test_lost_reply_is_resent_with_same_id_and_runs_once(box: FakeBox) -> None:
         press_cmds = [m for m in box.received if m.get("op") == "press"]
         assert len({m["id"] for m in press_cmds}) == 1 and len(press_cmds) >= 3
         assert box.executed[press_cmds[0]["id"]] == 1
-        assert client.wait_fire(press_id, timeout=3)["press_id"] == 1
+        assert client.wait_fire(press_id, timeout=PATIENT)["press_id"] == 1
 
 
 def test_refused_command_raises_box_error_with_code(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         with pytest.raises(BoxError) as info:
             client.clear()
         assert info.value.code == protocol.JAMMED
@@ -72,7 +77,7 @@ def test_refused_command_raises_box_error_with_code(box: FakeBox) -> None:
 
 def test_duplicate_events_are_dropped_and_reacked(box: FakeBox) -> None:
     box.duplicate_events = True
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         for _ in range(4):
             client.press()
         events = collect(client, 8)
@@ -84,7 +89,7 @@ def test_duplicate_events_are_dropped_and_reacked(box: FakeBox) -> None:
 
 def test_gap_is_nakked_and_filled_in_order(box: FakeBox) -> None:
     box.skip_first_send = {2, 5}
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         for _ in range(3):
             client.press()
         events = collect(client, 6)
@@ -96,7 +101,7 @@ def test_gap_is_nakked_and_filled_in_order(box: FakeBox) -> None:
 
 def test_garbled_frame_is_counted_and_recovered(box: FakeBox) -> None:
     box.garble_first_send = {1, 3}
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         client.press()
         client.press()
         assert [e["seq"] for e in collect(client, 4)] == [1, 2, 3, 4]
@@ -119,12 +124,12 @@ def test_unplugged_port_is_reopened_and_nothing_is_lost(box: FakeBox) -> None:
 
 def test_host_restart_resumes_after_last_acked_event(box: FakeBox, tmp_path: Path) -> None:
     state = tmp_path / "host.sqlite"
-    with BoxClient(str(box.link), state_path=state, timeout=3) as client:
+    with BoxClient(str(box.link), state_path=state, timeout=PATIENT) as client:
         client.press()
         assert [e["seq"] for e in collect(client, 2)] == [1, 2]
         assert box.wait(lambda: box.acked == 2)
     box.emit("state", **{"from": "idle", "to": "locked"})  # happens while no host listens
-    with BoxClient(str(box.link), state_path=state, timeout=3) as client:
+    with BoxClient(str(box.link), state_path=state, timeout=PATIENT) as client:
         assert [e["seq"] for e in collect(client, 1)] == [3]
         assert list(client.events(timeout=0.3)) == []
     assert box.hellos[-1]["stream"] == "s-test" and box.hellos[-1]["seq"] == 2
@@ -142,7 +147,7 @@ def test_position_is_on_disk_before_the_ack(box: FakeBox, tmp_path: Path) -> Non
             db.close()
 
     box.on_ack = check
-    with BoxClient(str(box.link), state_path=state, timeout=3) as client:
+    with BoxClient(str(box.link), state_path=state, timeout=PATIENT) as client:
         for _ in range(3):
             client.press()
         collect(client, 6)
@@ -152,20 +157,20 @@ def test_position_is_on_disk_before_the_ack(box: FakeBox, tmp_path: Path) -> Non
 
 def test_new_box_stream_is_read_from_the_start(box: FakeBox, tmp_path: Path) -> None:
     state = tmp_path / "host.sqlite"
-    with BoxClient(str(box.link), state_path=state, timeout=3) as client:
+    with BoxClient(str(box.link), state_path=state, timeout=PATIENT) as client:
         client.press()
         collect(client, 2)
     # the box's journal was replaced: a new stream whose seqs start again at 1
     box.stream, box.events, box.acked = "s-new", [], 0
     box._sent_once.clear()
     box.emit("refill", hopper=20, added=20)
-    with BoxClient(str(box.link), state_path=state, timeout=3) as client:
+    with BoxClient(str(box.link), state_path=state, timeout=PATIENT) as client:
         events = collect(client, 1)
         assert [(e["stream"], e["seq"]) for e in events] == [("s-new", 1)]
 
 
 def test_second_client_cannot_open_the_port(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=3):
+    with BoxClient(str(box.link), timeout=PATIENT):
         other = BoxClient(str(box.link), timeout=1)
         with pytest.raises(BoxError) as info:
             other.connect()
@@ -205,7 +210,7 @@ def test_loop_url_echo_is_not_mistaken_for_a_box() -> None:
 
 
 def test_closed_client_refuses_to_reconnect(box: FakeBox) -> None:
-    client = BoxClient(str(box.link), timeout=3)
+    client = BoxClient(str(box.link), timeout=PATIENT)
     client.connect()
     client.close()
     client.close()  # idempotent
@@ -218,7 +223,7 @@ def test_fresh_host_starts_after_what_another_host_acked(box: FakeBox) -> None:
     for n in range(4):
         box.emit("refill", hopper=10 + n, added=1)
     box.acked = 2  # an earlier host holds events 1 and 2
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         assert [e["seq"] for e in collect(client, 2)] == [3, 4]
         assert list(client.events(timeout=0.3)) == []
         assert client.stats.gaps == 0
@@ -228,11 +233,13 @@ def test_events_before_the_hello_reply_are_left_to_the_replay(box: FakeBox) -> N
     for n in range(3):
         box.emit("refill", hopper=10 + n, added=1)
     box.blurt_before_hello = True
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         assert [e["seq"] for e in collect(client, 3)] == [1, 2, 3]
         assert list(client.events(timeout=0.3)) == []
         assert client.stats.early == 3
-        assert client.stats.duplicates == 0
+        # (a duplicate may come: the fake box resends after 0.25 s without an ack, and a busy
+        # machine can make the host that slow; each event is still delivered once)
+        assert client.stats.delivered == 3
 
 
 def test_intact_but_invalid_reply_fails_the_command_at_once(box: FakeBox) -> None:
@@ -246,7 +253,7 @@ def test_intact_but_invalid_reply_fails_the_command_at_once(box: FakeBox) -> Non
 
 def test_gap_naks_cannot_fill_is_recovered_by_a_new_hello(box: FakeBox) -> None:
     box.lost_until_hello = {2}
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         client.press()
         client.press()
         assert [e["seq"] for e in collect(client, 4, timeout=10)] == [1, 2, 3, 4]
@@ -255,7 +262,7 @@ def test_gap_naks_cannot_fill_is_recovered_by_a_new_hello(box: FakeBox) -> None:
 
 
 def test_new_stream_while_connected_starts_at_the_boxs_acked_mark(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         client.press()
         assert len(collect(client, 2)) == 2
         assert box.wait(lambda: box.acked == 2)
@@ -270,7 +277,7 @@ def test_new_stream_while_connected_starts_at_the_boxs_acked_mark(box: FakeBox) 
 
 
 def test_event_from_a_new_boot_makes_the_host_greet_the_box_again(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=3) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         client.press()
         assert len(collect(client, 2)) == 2
         box.boot = "b-2"  # restarted, same journal, port kept open
@@ -297,7 +304,7 @@ def test_open_errors_are_one_clean_line(box: FakeBox, tmp_path: Path) -> None:
     assert "not a serial port" in info.value.message and "ioctl" not in str(info.value)
     assert "\n" not in str(info.value)
 
-    with BoxClient(str(box.link), timeout=3), pytest.raises(BoxError) as info:
+    with BoxClient(str(box.link), timeout=PATIENT), pytest.raises(BoxError) as info:
         BoxClient(str(box.link), timeout=1).connect()
     assert info.value.code == "UNREACHABLE"
     assert "in use by another program" in info.value.message

@@ -15,6 +15,11 @@ from firmware import protocol as p
 from firmware.journal import MemoryJournal
 from firmware.link import Link
 
+# How long a test waits for a frame it expects. Generous: an fsync on a disk that other test
+# runs keep busy can take seconds; a healthy frame comes in milliseconds, and a test that
+# expects none waits for a later frame instead (settle), never for this to run out.
+WAIT = 30.0
+
 
 class FakeDaemon:
     """The daemon interface the link needs (subscribe, submit, state), with a scriptable loop:
@@ -111,7 +116,9 @@ class Host:
         self.port.write(data)
         self.port.flush()
 
-    def next(self, predicate: Callable[[dict], bool] = lambda m: True, timeout: float = 10) -> dict:
+    def next(
+        self, predicate: Callable[[dict], bool] = lambda m: True, timeout: float = WAIT
+    ) -> dict:
         """The next frame matching `predicate` (others are discarded)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -126,7 +133,7 @@ class Host:
             if predicate(item.message):
                 return item.message
 
-    def until_reply(self, cmd_id: str, timeout: float = 10) -> tuple[dict, list[dict]]:
+    def until_reply(self, cmd_id: str, timeout: float = WAIT) -> tuple[dict, list[dict]]:
         """Collect frames up to the reply to `cmd_id`; returns (reply, frames before it)."""
         before: list[dict] = []
         deadline = time.monotonic() + timeout

@@ -134,3 +134,36 @@ def test_a_solenoid_burst_ends_at_its_card_and_a_double_feed_is_a_stray(make_box
     assert stray["after_press_id"] == fire["press_id"]
     wait_counted(box, 2)
     assert box.plant.ejected_total == 2
+
+
+def test_a_late_loop_cannot_let_the_feed_run_past_the_planned_card(make_box) -> None:
+    """The feed cutoff: the sensor stops the motor at the last planned card by itself. The loop
+    is held up for the whole burst (a busy Pi); without the cutoff the roller would run on until
+    the loop caught up, here until the hopper ran out."""
+    import threading
+
+    fast = {"plant.feed_interval_ms": 5, "plant.feed_jitter_ms": 0, "plant.beam_ms": 1}
+    box = make_box({**fast, "jam.count": 6})
+    d = box.daemon
+    gate = threading.Event()
+    # Stall the loop the moment the feed runs at full speed (on the loop thread, so no card
+    # can have been handled in between).
+    d.subscribe(
+        lambda e: (
+            d.loop.post("call", fn=gate.wait)
+            if e["kind"] == "state" and e["to"] == "ejecting"
+            else None
+        )
+    )
+    d.press()
+    try:
+        assert box.plant.wait_cards(6, 10)
+        assert box.plant.wait_quiet(10)  # stopped at the sixth card, though nobody looked
+        assert box.plant.ejected_total == 6
+        assert box.pin("ejector_forward").state == 0
+    finally:
+        gate.set()
+    (fire,) = box.wait_fires(1)
+    assert (fire["reason"], fire["planned"], fire["ejected"], fire["extra"]) == ("fired", 6, 6, 0)
+    assert box.plant.ejected_total == 6
+    assert_one_fire_per_press(box)

@@ -59,24 +59,18 @@ def test_press_ids_increase(journal):
     assert ids == sorted(set(ids)) and ids[0] >= 1
 
 
-def test_inflight_is_taken_once(journal):
-    journal.set_inflight({"press_id": 4, "planned": 3, "ejected": 1})
-    assert journal.take_inflight() == {"press_id": 4, "planned": 3, "ejected": 1}
-    assert journal.take_inflight() is None
-
-
-def test_fire_event_clears_inflight_in_the_same_step(journal):
-    journal.set_inflight({"press_id": 4, "planned": 3, "ejected": 1})
-    journal.append(
-        "fire",
-        9,
-        {"press_id": 4, "planned": 3, "ejected": 3, "reason": "fired"},
-        clear_inflight=True,
-    )
-    assert journal.take_inflight() is None
-    journal.set_inflight({"press_id": 5})
-    journal.clear_inflight()
-    assert journal.take_inflight() is None
+def test_a_press_event_opens_its_press_and_its_fire_closes_it(journal):
+    journal.append("press", 1, {"press_id": 4, "source": "host"})
+    journal.append("press", 2, {"press_id": 5, "source": "button"})
+    journal.update_press(4, planned=3, ejected=1, card_ms=[40])
+    assert journal.open_presses() == [
+        {"press_id": 4, "source": "host", "planned": 3, "ejected": 1, "card_ms": [40]},
+        {"press_id": 5, "source": "button"},
+    ]
+    journal.append("fire", 9, {"press_id": 4, "planned": 3, "ejected": 3, "reason": "fired"})
+    assert [p["press_id"] for p in journal.open_presses()] == [5]
+    journal.update_press(4, ejected=9)  # closed: nothing to update
+    assert [p["press_id"] for p in journal.open_presses()] == [5]
 
 
 def test_replies_are_stored_by_command_id(journal):
@@ -138,13 +132,14 @@ def test_concurrent_appends_and_acks_keep_seq_unique_and_contiguous(journal):
 # -- SQLite only -----------------------------------------------------------------------------
 
 
-def test_sqlite_uses_wal_and_full_sync(tmp_path: Path):
+def test_sqlite_uses_wal_and_leaves_the_fsync_to_sync(tmp_path: Path):
     with SqliteJournal(tmp_path / "j.db") as j:
         j.append("press", 0, {"press_id": j.next_press_id()})
-        j.ack(1)  # acks and press ids commit without a sync of their own; events never do
+        j.ack(1)
         db = j._conn()
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL: sync() fsyncs
+        assert db.execute("PRAGMA application_id").fetchone()[0] == journal_mod.APPLICATION_ID
 
 
 def test_sqlite_state_survives_a_restart_with_a_new_boot(tmp_path: Path):
@@ -155,14 +150,17 @@ def test_sqlite_state_survives_a_restart_with_a_new_boot(tmp_path: Path):
         j.append("press", 1, {"press_id": pid})
         j.append("press", 2, {"press_id": j.next_press_id()})
         j.ack(1)
-        j.set_inflight({"press_id": 2, "planned": 4, "ejected": 2})
+        j.update_press(2, planned=4, ejected=2)
         j.put_reply("c1", {"ok": True, "press_id": 2})
     with SqliteJournal(path) as j:
         assert j.stream == stream
         assert j.boot != boot
         assert (j.last_seq, j.acked) == (2, 1)
         assert j.next_press_id() == 3
-        assert j.take_inflight() == {"press_id": 2, "planned": 4, "ejected": 2}
+        assert j.open_presses() == [
+            {"press_id": 1, "source": "button"},
+            {"press_id": 2, "source": "button", "planned": 4, "ejected": 2},
+        ]
         assert j.get_reply("c1") == {"ok": True, "press_id": 2}
         assert [e["seq"] for e in j.events_after(1)] == [2]
         assert j.append("press", 3, {"press_id": 3})["seq"] == 3
@@ -211,7 +209,7 @@ def test_a_damaged_sqlite_file_is_moved_aside_and_reported(tmp_path: Path, caplo
         assert j.last_seq == 1
 
 
-def test_a_foreign_sqlite_database_is_not_taken_over(tmp_path: Path):
+def test_a_journal_of_an_unknown_schema_is_refused_not_moved(tmp_path: Path):
     path = tmp_path / "j.db"
     db = sqlite3.connect(path)
     db.executescript(
@@ -219,9 +217,11 @@ def test_a_foreign_sqlite_database_is_not_taken_over(tmp_path: Path):
         "INSERT INTO meta VALUES ('stream', 'x'), ('schema', '99');"
     )
     db.close()
-    with SqliteJournal(path) as j:
-        assert j.recovered is not None
-        assert j.stream != "x"
+    before = path.read_bytes()
+    with pytest.raises(UsageError, match="holds schema '99'"):
+        SqliteJournal(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.db"]
 
 
 def test_a_corrupted_page_is_detected(tmp_path: Path):
@@ -248,9 +248,10 @@ def test_an_unreadable_file_is_refused_not_moved(tmp_path: Path):
     assert path.exists()
 
 
-def test_a_journal_that_cannot_be_created_raises_journal_error(tmp_path: Path):
-    with pytest.raises(JournalError, match="cannot"):
+def test_a_journal_in_a_folder_that_does_not_exist_is_refused(tmp_path: Path):
+    with pytest.raises(UsageError, match=r"folder .*missing-dir does not exist; create it"):
         SqliteJournal(tmp_path / "missing-dir" / "j.db")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_closed_journal_raises_journal_error(tmp_path: Path):

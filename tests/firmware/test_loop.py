@@ -155,3 +155,16 @@ def test_real_clock_timer_wakes_the_blocked_loop():
     assert fired.wait(5)
     loop.stop()
     assert not loop.alive
+
+
+def test_timers_rearmed_or_cancelled_do_not_pile_up_in_the_heap():
+    clock = FakeClock()
+    loop = Loop(lambda e: None, clock=clock)
+    for n in range(10_000):  # a max-on deadline of seconds re-armed by a burst every few ms
+        loop.set_timer("max_on:ejector", 8000, "max_on")
+        loop.cancel_timer("max_on:ejector")
+        loop.set_timer(f"t{n % 3}", 500, "tick")
+    assert len(loop._timers) < 100
+    assert sorted(loop.timers()) == ["t0", "t1", "t2"]
+    clock.advance(600)
+    assert loop.run_pending() == 3

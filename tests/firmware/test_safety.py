@@ -3,7 +3,7 @@ handler errors."""
 
 from __future__ import annotations
 
-from tests.firmware.conftest import SOLENOID, assert_one_fire_per_press
+from tests.firmware.conftest import QUICK_JAM, SOLENOID, assert_one_fire_per_press
 
 
 def _on_intervals(log, name):
@@ -112,7 +112,7 @@ def test_sensor_stuck_high_trips_fault_without_feeding(make_box):
 
 
 def test_sensor_stuck_low_reads_as_a_jam(make_box):
-    box = make_box({"limits.unjam_retries": 1})
+    box = make_box({**QUICK_JAM, "limits.unjam_retries": 1})
     box.plant.stick_sensor(False)
     box.plant.stall()  # and nothing moves: the beam is blind either way
     box.daemon.press()

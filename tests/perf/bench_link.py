@@ -33,7 +33,7 @@ import serial  # noqa: E402
 
 from engine.client import BoxClient  # noqa: E402
 from firmware import protocol  # noqa: E402
-from tests.e2e.conftest import FAST, BoxProcess, merge, write_config  # noqa: E402
+from tests.e2e.conftest import pattern_box  # noqa: E402
 
 PRESSERS = 8  # host threads pressing at once (commands in flight)
 WINDOW = 32  # lines in flight for the echo reference (the link's event window)
@@ -55,11 +55,7 @@ def ours(presses: int, latency_presses: int) -> tuple[float, float, dict[str, in
     """(fire results per second, median press-to-host latency in ms, client stats)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        config = write_config(
-            work / "launcher.toml",
-            merge(FAST, {"jam": {"mode": "pattern", "pattern": [0] * 19 + [1]}}),
-        )
-        box = BoxProcess(work, config)
+        box = pattern_box(work, [0] * 19 + [1])
         try:
             box.start()
             with BoxClient(box.port, state_path=work / "host.sqlite", timeout=30) as client:
