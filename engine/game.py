@@ -1300,12 +1300,8 @@ class Round:
                     return acts
                 # The playable cards, each distinct card once in hand order (dict.fromkeys
                 # keeps the first occurrence; a set's order would vary), then their plays.
-                ok = self._ok
-                playable = [c for c in hand if c in ok]
-                k = len(playable)
-                if k == 2 and playable[0] is playable[1]:
-                    del playable[1]
-                for card in dict.fromkeys(playable) if k > 2 else playable:
+                # filter() over the set's own test runs in C, no comprehension frame.
+                for card in dict.fromkeys(filter(self._ok.__contains__, hand)):
                     acts += plays[card]
                 if self.fired_play:
                     acts.append(_PASS[seat])
