@@ -895,13 +895,18 @@ class Round:
                 hand = self.hands[seat]
                 drawn = self.drawn
                 if len(hand) > 1 and (drawn is None or drawn is card) and card in self._ok:
-                    # Removing the card is also the check that the seat holds it (one scan
-                    # of the hand, not two); if it does not, nothing has changed yet.
-                    try:
-                        hand.remove(card)
-                    except ValueError:
-                        pass  # not held: the full check below words the refusal
-                    else:
+                    # Finding the card is also the check that the seat holds it; if it does
+                    # not, nothing has changed yet. By identity (cards are interned): the
+                    # first `is` match is what hand.remove() would take, without remove()'s
+                    # call to Card.__eq__ for every card before it (a Python call: Card
+                    # defines an ordering, so its comparisons are all Python-level).
+                    i = 0
+                    for held in hand:
+                        if held is card:
+                            break
+                        i += 1
+                    if i < len(hand):
+                        del hand[i]
                         if card in _NUMBER_CARDS and not self.bonus:
                             # A number card: no effect, play passes on.
                             self.drawn = None
