@@ -279,6 +279,7 @@ class Round:
         "_ok",
         "_order",
         "_origin",
+        "_plain_draw",
         "_play_again",
         "_play_fired",
         "_plays_of",
@@ -471,6 +472,8 @@ class Round:
         self._takes = _HIT if rules.attack else _DRAW  # the take action of each seat
         self._multi = rules.multi_play
         self._until_playable = rules.draw_until_playable
+        # A classic draw is one card that ends the turn unless it plays: apply's fast path.
+        self._plain_draw = not rules.attack and not log and not rules.draw_until_playable
         self._stacking = rules.stacking
         self._play_fired = rules.play_fired_card and rules.attack
         self._two = len(self._order) == 2 and rules.two_player_rules
@@ -953,6 +956,27 @@ class Round:
             ):
                 if self.window != seat:
                     self.window = None
+                pile = self.pile
+                if pile and self._plain_draw and not pending:
+                    # The hot path of a classic round: one card off a loaded pile on the
+                    # player's own turn (what _do_take does through _draw and _offer_taken).
+                    if self.launcher.dispense(1, len(pile)) > 0:
+                        card = pile.pop(0)
+                        self.hands[seat].append(card)
+                        self.uno_called[seat] = False  # the hand now holds two or more
+                        self.cards_fired += 1
+                        if card in self._ok:
+                            self.drawn = card  # the player may play it now, or pass
+                            return
+                    if self.bonus:
+                        self._end_turn()
+                    else:
+                        # _end_turn(), inline.
+                        self.drawn = None
+                        self.turn = self._succ[seat]
+                        self.turns += 1
+                    self.actor = self.turn
+                    return
                 self._do_take(seat)
                 pending = self.pending  # _settle(), inline
                 self.actor = (
@@ -1114,26 +1138,6 @@ class Round:
             if forced and self._offer_taken(seat, got):
                 return
             self._end_turn()
-            return
-        pile = self.pile
-        if pile and not self._logging and not self._until_playable:
-            # Hot path of a classic draw: one card off a loaded pile (what _draw does).
-            if self.launcher.dispense(1, len(pile)) > 0:
-                card = pile.pop(0)
-                hand = self.hands[seat]
-                hand.append(card)
-                self.uno_called[seat] = False  # the hand now holds two or more
-                self.cards_fired += 1
-                if card in self._ok:
-                    self.drawn = card  # the player may play it now, or pass
-                    return
-            if self.bonus:
-                self._end_turn()
-                return
-            # _end_turn(), inline (the hot path of a classic round).
-            self.drawn = None
-            self.turn = self._succ[self.turn]
-            self.turns += 1
             return
         got = self._draw(seat, 1)
         if self._until_playable:
