@@ -555,9 +555,10 @@ class Round:
         return self.winner is not None and not self.pending
 
     @property
-    def seats(self) -> list[int]:
-        """Seats in play, in seat order."""
-        return list(self._order)
+    def seats(self) -> tuple[int, ...]:
+        """Seats in play, in seat order (a tuple shared by every round seated alike: bots ask
+        for it on many moves, so it is not copied)."""
+        return self._order
 
     def points(self) -> list[int]:
         """Points left in each seat's hand (0 for seats not in play)."""
