@@ -1,0 +1,193 @@
+"""Sound packs (manifest checks, seeded no-repeat choice), the default pack, and the players."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import wave
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from firmware import sound_pack, sound_synth
+from firmware.errors import ConfigError
+from firmware.loop import FakeClock
+from firmware.sound import AplayPlayer, RecordingSink, SoundFeature
+from firmware.sound_pack import DEFAULT_PACK, Picker, load
+
+
+def _pack(tmp_path: Path, events: str, *, head: str | None = None) -> Path:
+    for name in ("a.wav", "b.wav", "c.wav"):
+        sound_synth.write_wav(tmp_path / name, sound_synth.tone(440, 50))
+    if head is None:
+        head = '[pack]\nname = "t"\nformat = 1\nlicence = "CC0-1.0"\n'
+    (tmp_path / "pack.toml").write_text(head + "[events]\n" + events)
+    return tmp_path
+
+
+def test_default_pack_loads_and_covers_every_event() -> None:
+    pack = load(DEFAULT_PACK)
+    assert pack.licence == "CC0-1.0"
+    assert set(pack.events) == set(sound_pack.EVENTS)
+    assert all(0 < s.duration_ms <= 1000 for v in pack.events.values() for s in v)
+    assert (DEFAULT_PACK / "LICENSE").read_text().count("CC0") >= 1
+
+
+def test_default_pack_is_what_the_script_makes(tmp_path: Path) -> None:
+    """The shipped files are the generator's output (sample by sample, within one step)."""
+    sound_synth.make_pack(tmp_path)
+    assert (tmp_path / "pack.toml").read_text() == (DEFAULT_PACK / "pack.toml").read_text()
+    shipped = sorted(p.name for p in DEFAULT_PACK.glob("*.wav"))
+    assert shipped == sorted(p.name for p in tmp_path.glob("*.wav"))
+    for name in shipped:
+        with wave.open(str(tmp_path / name)) as a, wave.open(str(DEFAULT_PACK / name)) as b:
+            assert a.getparams() == b.getparams()
+            fa, fb = a.readframes(a.getnframes()), b.readframes(b.getnframes())
+        xa = memoryview(fa).cast("h")
+        xb = memoryview(fb).cast("h")
+        assert max((abs(p - q) for p, q in zip(xa, xb, strict=True)), default=0) <= 1, name
+
+
+@pytest.mark.parametrize(
+    ("events", "head", "needle"),
+    [
+        ('pres = ["a.wav"]\n', None, "unknown event; did you mean press?"),
+        ('press = ["../a.wav"]\n', None, "must be a file inside the pack folder"),
+        ('press = ["/etc/a.wav"]\n', None, "must be a file inside the pack folder"),
+        ('press = ["a.mp3"]\n', None, "must be a .wav file"),
+        ('press = ["missing.wav"]\n', None, "missing.wav: cannot read it"),
+        ('press = ["pack.wav"]\n', None, "not a PCM WAV"),
+        ('press = [{ file = "a.wav", weight = 0 }]\n', None, "weight = NUMBER above 0"),
+        ('press = ["a.wav", "a.wav"]\n', None, "listed twice"),
+        ("press = []\n", None, "list of 1 to 64 sounds"),
+        ('press = ["a.wav"]\n', '[pack]\nname = "t"\n', "licence: required"),
+        ('press = ["a.wav"]\n', "[pack]\nformat = 2\nlicence = 'x'\n", "reads format 1"),
+        ('press = ["a.wav"]\n[extra]\n', None, "unknown section"),
+        ("press = [\n", None, "not valid TOML"),
+    ],
+)
+def test_bad_manifest_is_one_line(
+    tmp_path: Path, events: str, head: str | None, needle: str
+) -> None:
+    (tmp_path / "pack.wav").write_text("not audio")
+    folder = _pack(tmp_path, events, head=head)
+    with pytest.raises(ConfigError) as info:
+        load(folder)
+    message = str(info.value)
+    assert needle in message and "\n" not in message
+    assert message.startswith(str(folder))
+
+
+def test_missing_folder_and_manifest(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such sound pack folder"):
+        load(tmp_path / "nope")
+    with pytest.raises(ConfigError, match=r"pack\.toml: missing"):
+        load(tmp_path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    weights=st.lists(st.floats(0.1, 10), min_size=1, max_size=3),
+    seed=st.integers(0, 2**32),
+    rounds=st.integers(1, 5),
+)
+def test_picker_never_repeats_before_the_list_is_used_up(
+    tmp_path_factory: pytest.TempPathFactory, weights: list[float], seed: int, rounds: int
+) -> None:
+    files = ["a.wav", "b.wav", "c.wav"][: len(weights)]
+    items = ", ".join(
+        f'{{ file = "{f}", weight = {w} }}' for f, w in zip(files, weights, strict=True)
+    )
+    pack = load(_pack(tmp_path_factory.mktemp("p"), f"fire = [{items}]\n"))
+    picker = Picker(pack, seed)
+    picks = [picker.pick("fire").file for _ in range(len(files) * rounds)]  # type: ignore[union-attr]
+    for start in range(0, len(picks), len(files)):
+        assert sorted(picks[start : start + len(files)]) == sorted(files)  # each once a round
+    if len(files) > 1:
+        assert all(a != b for a, b in itertools.pairwise(picks))  # never twice in a row
+    again = Picker(pack, seed)
+    assert [again.pick("fire").file for _ in picks] == picks  # type: ignore[union-attr]
+    assert picker.pick("press") is None  # an event the pack leaves out is silent
+
+
+def test_feature_cues_a_seeded_game_into_the_sink() -> None:
+    clock = FakeClock()
+    sink = RecordingSink(clock)
+    feature = SoundFeature(load(DEFAULT_PACK), sink, seed=5, big_burst=6)
+    game = [
+        {"kind": "state", "from": "booting", "to": "idle"},
+        {"kind": "press", "press_id": 1},
+        {"kind": "fire", "reason": "dry", "ejected": 0},
+        {"kind": "press", "press_id": 2},
+        {"kind": "fire", "reason": "fired", "ejected": 3},
+        {"kind": "press", "press_id": 3},
+        {"kind": "fire", "reason": "fired", "ejected": 7},
+        {"kind": "fire", "reason": "locked", "ejected": 0},
+        {"kind": "jam", "press_id": 4},
+        {"kind": "refill", "hopper": 3},
+    ]
+    for event in game:
+        feature.on_event(event)
+        clock.advance(100)
+    log = [(c["t_ms"], c["event"]) for c in sink.transcript()]
+    assert log == [
+        (0, "ready"), (100, "press"), (200, "dry"), (300, "press"), (400, "fire"),
+        (500, "press"), (600, "burst_big"), (800, "jam"),
+    ]  # fmt: skip
+    again = RecordingSink(FakeClock())
+    replay = SoundFeature(load(DEFAULT_PACK), again, seed=5, big_burst=6)
+    for event in game:
+        replay.on_event(event)
+    assert [p.file for p in again.played] == [p.file for p in sink.played]
+
+
+class _FakeProc:
+    def __init__(self, cmd: list[str], **kw: object) -> None:
+        self.cmd = cmd
+        self.returncode: int | None = None
+        self.done = threading.Event()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def terminate(self) -> None:
+        self.returncode = -15
+        self.done.set()
+
+    def communicate(self) -> tuple[bytes, bytes]:
+        self.done.wait(10)
+        return b"", b""
+
+
+def test_aplay_player_never_blocks_and_the_newest_cue_wins() -> None:
+    procs: list[_FakeProc] = []
+    started = threading.Semaphore(0)
+
+    def runner(cmd: list[str], **kw: object) -> _FakeProc:
+        procs.append(_FakeProc(cmd, **kw))
+        started.release()
+        return procs[-1]
+
+    player = AplayPlayer("hw:1,0", command="aplay", runner=runner)
+    pack = load(DEFAULT_PACK)
+    try:
+        player.play(pack.sounds("press")[0], "press")  # returns at once: the worker plays it
+        assert started.acquire(timeout=10)
+        assert procs[0].cmd[:4] == ["aplay", "-q", "-D", "hw:1,0"]
+        player.play(pack.sounds("fire")[0], "fire")  # cuts the press cue
+        assert started.acquire(timeout=10)
+        assert procs[0].returncode == -15
+        assert procs[1].cmd[-1].endswith("fire-1.wav")
+    finally:
+        player.close()
+    assert procs[1].returncode == -15  # closing stops the sound playing
+
+
+def test_aplay_missing_is_one_log_line_and_silence(caplog: pytest.LogCaptureFixture) -> None:
+    player = AplayPlayer(command="no-such-player-here")
+    player.play(load(DEFAULT_PACK).sounds("press")[0], "press")
+    player.close()
+    assert player.started == 0
+    assert [r.message for r in caplog.records if "not found" in r.message]
