@@ -1,0 +1,117 @@
+"""Rapid-press attenuation: hammering the button makes the box fire less, not more.
+
+A button press that comes within ``window_ms`` of the button press before it is *rapid*; the
+``r``-th rapid press in a row has the burst the jam model planned multiplied by ``curve[r-1]``
+(the last factor holds for longer runs) and rounded down. A press after a pause of at least
+``window_ms`` starts afresh. Only button presses count and are cut: a host's press and a
+``dispense`` (the rules' exact draws) never are. ``window_ms = 0`` turns it off.
+
+The factors are 0 to 1: attenuation can only take cards away, so no setting of it can raise a
+burst past what the jam model and ``[limits] max_burst`` allow. Pure, standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_MS = 1_000_000
+MAX_WINDOW_MS = 10_000
+MAX_CURVE = 16
+
+
+@dataclass(frozen=True)
+class AttenuationConfig:
+    """``[attenuation]``: the window, the curve and whether a cut press cues ``spam``."""
+
+    window_ms: int = 0
+    curve: tuple[float, ...] = (0.5, 0.25, 0.0)
+    spam_sound: bool = True
+
+    def check(self) -> None:
+        """``ValueError`` naming the key when a value is out of range."""
+        if not 0 <= self.window_ms <= MAX_WINDOW_MS:
+            raise ValueError(f"window_ms must be from 0 to {MAX_WINDOW_MS}, got {self.window_ms}")
+        if not 1 <= len(self.curve) <= MAX_CURVE:
+            raise ValueError(f"curve must list 1 to {MAX_CURVE} factors")
+        if not all(0.0 <= f <= 1.0 for f in self.curve):
+            raise ValueError(
+                "curve factors must be numbers from 0 to 1 (they only take cards away)"
+            )
+
+
+def factor(curve: Sequence[float], rapid: int) -> float:
+    """The factor of the ``rapid``-th rapid press in a row (0: not rapid, 1.0)."""
+    if rapid <= 0:
+        return 1.0
+    return float(curve[min(rapid, len(curve)) - 1])
+
+
+def cut(planned: int, curve: Sequence[float], rapid: int) -> int:
+    """Cards the attenuated press fires: ``floor(planned * factor)``."""
+    return math.floor(planned * factor(curve, rapid) + 1e-9)
+
+
+class Attenuator:
+    """Counts rapid button presses and cuts their bursts (loop thread only)."""
+
+    def __init__(self, config: AttenuationConfig) -> None:
+        self.config = config
+        self.rapid = 0  # rapid presses in a row, this one included once ``note`` saw it
+        self._last_ns: int | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """False when ``window_ms`` is 0."""
+        return self.config.window_ms > 0
+
+    def note(self, t_ns: int) -> int:
+        """A button press at ``t_ns``: returns how many rapid presses in a row it makes (0: not
+        rapid)."""
+        last, self._last_ns = self._last_ns, t_ns
+        if not self.enabled or last is None or t_ns - last >= self.config.window_ms * _MS:
+            self.rapid = 0
+        else:
+            self.rapid += 1
+        return self.rapid
+
+    def apply(self, planned: int, rapid: int) -> int:
+        """``planned`` cut for the ``rapid``-th rapid press."""
+        return cut(planned, self.config.curve, rapid) if self.enabled else planned
+
+    def explain(self, cards_per_press: Sequence[float] | None = None) -> list[str]:
+        """Lines for ``launcher model show``: what the curve does to a hammered button.
+
+        ``cards_per_press`` is the jam model's distribution of planned cards per press (index =
+        cards, ``describe()["cards_per_press"]``); with it each row shows the mean cards a press
+        fires at that point of a rapid run (exact: the cut applies after the model's draw).
+        """
+        cfg = self.config
+        if not self.enabled:
+            return ["rapid-press attenuation: off ([attenuation] window_ms = 0)"]
+        lines = [
+            f"rapid-press attenuation: a button press within {cfg.window_ms} ms of the one "
+            "before is rapid; its burst is multiplied by the curve, rounded down",
+            "",
+            " press in a rapid run | factor | 3 cards -> | 8 cards -> | cards per press",
+        ]
+        base = None
+        for r in range(len(cfg.curve) + 1):
+            label = "not rapid" if r == 0 else f"rapid #{r}" + ("+" if r == len(cfg.curve) else "")
+            f = factor(cfg.curve, r)
+            mean = ""
+            if cards_per_press is not None:
+                value = sum(p * cut(k, cfg.curve, r) for k, p in enumerate(cards_per_press))
+                base = value if base is None else base
+                share = f" ({100 * value / base:.0f}%)" if base else ""
+                mean = f"{value:.2f}{share}"
+            lines.append(
+                f" {label:>20} | {f:>6.2f} | {cut(3, cfg.curve, r):>10} | "
+                f"{cut(8, cfg.curve, r):>10} | {mean:>15}"
+            )
+        lines.append(
+            "only button presses are cut (host presses and dispense never)"
+            + ("; a cut press cues 'spam'" if cfg.spam_sound else "")
+        )
+        return lines
