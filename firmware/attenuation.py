@@ -25,7 +25,7 @@ MAX_CURVE = 16
 class AttenuationConfig:
     """``[attenuation]``: the window, the curve and whether a cut press cues ``spam``."""
 
-    window_ms: int = 0
+    window_ms: int = 700
     curve: tuple[float, ...] = (0.5, 0.25, 0.0)
     spam_sound: bool = True
 

@@ -71,6 +71,15 @@ def parse_color(text: str) -> Color:
 
 
 @dataclass(frozen=True)
+class LightConfig:
+    """``[light]``: WS2812 pixel count and brightness, and one colour per seat (``live``)."""
+
+    pixels: int = 2
+    brightness: float = 0.8
+    seat_colors: tuple[str, ...] = SEAT_COLORS
+
+
+@dataclass(frozen=True)
 class Look:
     """What the light does: ``frames`` of (colour, hold ms), looped; one frame is steady."""
 

@@ -79,6 +79,19 @@ class Step:
     cue: str | None = None
 
 
+@dataclass(frozen=True)
+class PatternsConfig:
+    """``[patterns]``: on or off, the chooser's seed (0: fresh each start), the patterns."""
+
+    enabled: bool = True
+    seed: int = 0
+    patterns: tuple[Pattern, ...] = ()  # built-ins merged with the config's own
+
+    def all(self) -> tuple[Pattern, ...]:
+        """The patterns in force (the built-ins when the config names none)."""
+        return self.patterns or BUILTIN
+
+
 def _p(name: str, segments: Iterable[Segment], **weights: float) -> Pattern:
     return Pattern(name, tuple(segments), tuple(weights.items()))
 

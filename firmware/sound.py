@@ -36,6 +36,24 @@ _MS = 1_000_000
 SINK_KEEP = 2000  # cues a recording sink keeps (the newest)
 
 
+PLAYERS = ("auto", "aplay", "none")
+
+
+@dataclass(frozen=True)
+class SoundConfig:
+    """``[sound]``: which player, which pack, the ALSA device and the picker's seed.
+
+    ``player``: ``auto`` (``aplay`` on real pins, the recording sink on mock pins), ``aplay``
+    (the same, said outright) or ``none`` (silent). ``pack``: ``"default"`` or a folder
+    (relative to the config file). ``seed`` 0: a fresh order each start.
+    """
+
+    player: str = "auto"
+    pack: str = "default"
+    device: str = ""
+    seed: int = 0
+
+
 class Player(Protocol):
     """Where cues go. ``play`` is called on the loop thread and must return at once."""
 

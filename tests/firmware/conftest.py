@@ -37,6 +37,10 @@ FAST: dict[str, Any] = {
     "jam.mode": "fixed",
     "jam.count": 3,
     "jam.seed": 7,
+    # Personality off unless a test asks for it: their timings are not what these tests measure.
+    "ejector.retract_ms": 0,
+    "patterns.enabled": False,
+    "attenuation.window_ms": 0,
 }
 
 # For tests whose plant never feeds (stalled, blind beam): the jam comes at once, whatever the
