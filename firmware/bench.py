@@ -134,25 +134,20 @@ class Recorder:
         self.pulses: list[tuple[int, int]] = []  # ejector (on_ns, off_ns), for the duty figure
         self._on_since: int | None = None
         self._on_ns = 0
-        self._retries_by_press: dict[int, int] = {}
 
     # loop thread ----------------------------------------------------------------------------
 
-    def ejector_on(self, now_ns: int) -> None:
-        """The guarded ejector output turned on."""
-        if self._on_since is None:
+    def on_output(self, name: str, on: bool, now_ns: int) -> None:
+        """Safety watcher (``daemon.safety.watch``): a power output turned on or off; the
+        ejector's on-times are the duty figure."""
+        if name != "ejector":
+            return
+        if on and self._on_since is None:
             self._on_since = now_ns
-
-    def ejector_off(self, now_ns: int) -> None:
-        """The guarded ejector output turned off."""
-        if self._on_since is not None:
+        elif not on and self._on_since is not None:
             self._on_ns += now_ns - self._on_since
             self.pulses.append((self._on_since, now_ns))
             self._on_since = None
-
-    def burst_retries(self, press_id: int, retries: int) -> None:
-        """The daemon's own retry count for a burst that is ending."""
-        self._retries_by_press[press_id] = retries
 
     def on_event(self, event: dict) -> None:
         """Daemon subscriber: keep jam and fire events."""
@@ -163,9 +158,7 @@ class Recorder:
             press_id = int(event["press_id"])
             planned = int(event.get("planned") or 0)
             burst = planned > 0 and event.get("spinup_ms") is not None
-            retries = event.get("retries")
-            if retries is None:
-                retries = self._retries_by_press.pop(press_id, 0)
+            retries = event.get("retries") or 0  # the burst's unjam retries
             record = PressRecord(
                 press_id=press_id,
                 source=str(event.get("source", "")),
@@ -202,36 +195,6 @@ class Recorder:
                     )
                 self._cond.wait(left)
             return self.records[press_id]
-
-
-class BenchDaemon(Daemon):
-    """The daemon, with its guard hooks also reporting the ejector's on-time to a recorder.
-
-    Everything else (state machine, timers, limits) is the daemon's own code, unchanged.
-    """
-
-    def __init__(self, config: Any, *, recorder: Recorder, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self.recorder = recorder
-
-    def output_on(self, name: str, max_on_ms: int) -> None:
-        """Guard hook: arm the deadline (daemon), then note the on-time start."""
-        super().output_on(name, max_on_ms)
-        if name == "ejector":
-            self.recorder.ejector_on(self.clock())
-
-    def output_off(self, name: str) -> None:
-        """Guard hook: drop the deadline (daemon), then add the on-time."""
-        super().output_off(name)
-        if name == "ejector":
-            self.recorder.ejector_off(self.clock())
-
-    def _finish(self, reason: str, trigger: str | None) -> None:
-        # The fire event does not carry the burst's retry count; hand it to the recorder first.
-        burst = self.burst
-        if burst is not None:
-            self.recorder.burst_retries(burst.press.press_id, burst.retries)
-        super()._finish(reason, trigger)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -580,9 +543,8 @@ def run_bench(
         presses = DEFAULT_PRESSES
     burst = min(burst, config.limits.max_burst)
     recorder = Recorder()
-    daemon = BenchDaemon(
-        config, recorder=recorder, factory=factory, plant=plant, config_path=config_path
-    )
+    daemon = Daemon(config, factory=factory, plant=plant, config_path=config_path)
+    daemon.safety.watch(recorder.on_output)
     daemon.subscribe(recorder.on_event)
     records: list[PressRecord] = []
     stopped: str | None = None
@@ -645,7 +607,8 @@ def _press_loop(
     # A hazard model fires eventually; this bound only stops a model that never does.
     limit = presses if presses is not None else max(100, 200 * (cards or 0))
     while len(records) < limit and (cards is None or out < cards):
-        if plant is not None and daemon.hopper is not None and daemon.hopper <= max_burst:
+        hopper = daemon.hopper.count
+        if plant is not None and hopper is not None and hopper <= max_burst:
             # The person at a mock box refills the hopper before it runs dry.
             _command(daemon, "load", {"total": max(int(config.plant.hopper), 2 * max_burst)})
         if daemon.state in ("jammed", "empty", "fault", "stopping"):

@@ -29,6 +29,7 @@ STATES: list[str] = [
     "stopping",  # shutting down: outputs off, devices closing
 ]
 
+RESTING_STATES = ("idle", "locked")  # where a queued press is served
 BUSY_STATES = ("spinup", "ejecting", "cooldown")
 LATCHED_STATES = ("jammed", "empty", "fault")
 _RUNNING = ["booting", "idle", "locked", "spinup", "ejecting", "cooldown", "jammed", "empty"]

@@ -343,6 +343,7 @@ EVENT_FIELDS: dict[str, dict[str, tuple[Any, str, bool]]] = {
         "card_ms": (*_INT_LIST, False),
         "hopper": (*_INT_OR_NULL, False),
         "extra": (*_INT, False),
+        "retries": (*_INT, False),
     },
     "jam": {"press_id": (*_INT_OR_NULL, False), "retries": (*_INT, False)},
     "empty": {"press_id": (*_INT_OR_NULL, False), "hopper": (*_INT_OR_NULL, False)},
