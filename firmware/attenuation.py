@@ -7,7 +7,8 @@ A button press that comes within ``window_ms`` of the button press before it is 
 ``dispense`` (the rules' exact draws) never are. ``window_ms = 0`` turns it off.
 
 The factors are 0 to 1: attenuation can only take cards away, so no setting of it can raise a
-burst past what the jam model and ``[limits] max_burst`` allow. Pure, standard library only.
+burst past what the jam model and ``[limits] max_burst`` allow. The curve and the counter are
+pure (standard library); :class:`Attenuation` is the daemon's feature over them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from firmware.feature import Feature
+
+if TYPE_CHECKING:
+    from firmware.daemon import Daemon
 
 _MS = 1_000_000
 MAX_WINDOW_MS = 10_000
@@ -115,3 +122,41 @@ class Attenuator:
             + ("; a cut press cues 'spam'" if cfg.spam_sound else "")
         )
         return lines
+
+
+# --------------------------------------------------------------------------- the box's feature
+
+
+class Attenuation(Feature):
+    """Rapid-press attenuation on the box (``box.attenuation``), with the settings in force
+    (``attenuation.*``, bounded as the config's own: factors 0-1).
+
+    The press queue calls :meth:`note` for each button press it admits and :meth:`cut` when it
+    serves one; a cut press cues ``spam`` when ``attenuation.spam_sound`` is on.
+    """
+
+    def __init__(self, box: Daemon) -> None:
+        super().__init__(box)
+        self.counter = Attenuator(box.config.attenuation)
+
+    def _current(self) -> AttenuationConfig:
+        value = self.box.settings.value
+        return AttenuationConfig(
+            window_ms=int(value("attenuation.window_ms")),
+            curve=tuple(value("attenuation.curve")),
+            spam_sound=bool(value("attenuation.spam_sound")),
+        )
+
+    def note(self, t_ns: int) -> int:
+        """A button press admitted at ``t_ns``: its place in a rapid run (0: not rapid)."""
+        self.counter.config = self._current()
+        return self.counter.note(t_ns)
+
+    def cut(self, planned: int, rapid: int) -> int:
+        """``planned`` for the ``rapid``-th rapid press (spam cue when it takes cards away)."""
+        cfg = self._current()
+        self.counter.config = cfg
+        out = self.counter.apply(planned, rapid)
+        if out < planned and cfg.spam_sound:
+            self.box.sound.cue("spam")
+        return out

@@ -8,7 +8,8 @@ safety rule). :class:`DoorWatch` adds what a person at the table notices: a warn
 (also when the box booted with the door open: that is maintenance, not a fault). A box without
 a door switch never opens its door.
 
-Loop events: ``door_warn`` (its timer). Standard library only; the loop's timers are passed in.
+Loop events: ``door_warn`` (its timer). :class:`DoorWatch` takes the loop's timers as
+arguments (a fake clock in tests); :class:`Door` is the daemon's feature over it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from firmware.feature import Feature
+
+if TYPE_CHECKING:
+    from firmware.daemon import Daemon
 
 log = logging.getLogger(__name__)
 
@@ -79,3 +85,48 @@ class DoorWatch:
         log.warning("hopper door open: nothing moves until it is closed")
         self._cue("door_open")
         self._set_timer(self.TIMER, self.config.warn_interval_s * 1000, self.TICK)
+
+
+# --------------------------------------------------------------------------- the box's feature
+
+
+class Door(Feature):
+    """Maintenance mode (``box.door``): the hopper tells it when the door switch moves; at boot
+    it looks at the switch itself. Without a door switch it never does anything.
+
+    Loop events: ``door_warn``.
+    """
+
+    def __init__(self, box: Daemon) -> None:
+        super().__init__(box)
+        self.watch = DoorWatch(
+            box.config.door,
+            cue=lambda name: box.sound.cue(name),
+            set_timer=box.loop.set_timer,
+            cancel_timer=box.loop.cancel_timer,
+        )
+        box.on_event(DoorWatch.TICK, lambda event: self.watch.tick())
+        box.on_state(self._on_state)
+
+    def status(self) -> dict[str, Any]:
+        """``door``: ``open``, ``shut`` or null (no door switch)."""
+        devices = self.box.devices
+        if devices is None or devices.door is None:
+            return {"door": None}
+        return {"door": "open" if self.box.hopper.door_open() else "shut"}
+
+    def changed(self) -> None:
+        """The door switch moved (the hopper's switch event): warn, or cue ready."""
+        if self.box.state == "stopping":
+            return
+        if self.box.hopper.door_open():
+            self.watch.opened()
+        else:
+            self.watch.closed()
+        self.box.light.refresh()
+
+    def _on_state(self, source: str, dest: str, why: str) -> None:
+        if source == "booting" and self.box.hopper.door_open():
+            self.watch.opened()  # booted with the door open: maintenance, warned at once
+        elif dest == "stopping":
+            self.box.loop.cancel_timer(DoorWatch.TIMER)

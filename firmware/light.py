@@ -25,7 +25,13 @@ import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from firmware.feature import Feature
+from firmware.loop import Event
+
+if TYPE_CHECKING:
+    from firmware.daemon import Daemon
 
 log = logging.getLogger(__name__)
 
@@ -348,3 +354,68 @@ class LightFeature:
         """Dark and released."""
         self._cancel_timer(self.TIMER)
         self.backend.close()
+
+
+# --------------------------------------------------------------------------- the box's feature
+
+
+class Light(Feature):
+    """The colour light of the box (``box.light``): follows the state, the dry streak, the seat
+    aimed at and the door. Harmless without one: :meth:`refresh` does nothing.
+
+    Loop events: ``light_tick`` (its timer).
+    """
+
+    def __init__(self, box: Daemon) -> None:
+        super().__init__(box)
+        self.looks: LightFeature | None = None
+        box.on_event(LightFeature.TICK, self._on_tick)
+        box.on_state(lambda source, dest, why: self.refresh())
+        box.subscribe(self._on_event)
+
+    def _player(self) -> LightFeature | None:
+        box = self.box
+        backend = getattr(box.devices, "light", None) if box.devices is not None else None
+        if backend is None:
+            return None
+        if self.looks is None or self.looks.backend is not backend:
+            cfg = box.config
+            self.looks = LightFeature(
+                backend,
+                set_timer=box.loop.set_timer,
+                cancel_timer=box.loop.cancel_timer,
+                seat_colors=[parse_color(c) for c in cfg.light.seat_colors],
+                base_hz=cfg.feedback.led_base_hz,
+                step_hz=cfg.feedback.led_step_hz,
+                max_dry=max(1, cfg.jam.max_dry),
+            )
+        return self.looks
+
+    def refresh(self) -> Look | None:
+        """Show what the box is doing now; the look shown (None: no light, or it is off)."""
+        looks = self._player()
+        if looks is None:
+            return None
+        box = self.box
+        if not box.settings.value("light.enabled"):
+            looks.off()
+            return None
+        return looks.show(
+            box.state,
+            dry_streak=box.presses.jam.dry_streak,
+            seat=box.aiming.seat,
+            door_open=box.hopper.door_open(),
+        )
+
+    @property
+    def color(self) -> Color | None:
+        """The colour shown now (None without a light)."""
+        return self.looks.color if self.looks is not None else None
+
+    def _on_tick(self, event: Event) -> None:
+        if self.looks is not None:
+            self.looks.tick()
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        if event.get("kind") == "fire":
+            self.refresh()  # the dry streak changed (or ended)

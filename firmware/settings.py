@@ -16,7 +16,7 @@ It is written atomically (temporary file, fsync, rename). A file that cannot be 
 (bad JSON, another format, a value out of range) is reported in one log line, moved aside to
 ``...settings.json.bad`` and replaced by an empty one: the box starts on its config's values.
 
-Standard library only.
+The store is standard library only; :class:`Settings` is the daemon's feature over it.
 """
 
 from __future__ import annotations
@@ -28,9 +28,15 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS
+from firmware.errors import CommandError
+from firmware.feature import Feature
+from firmware.jam import check_limit, from_mapping
+
+if TYPE_CHECKING:
+    from firmware.daemon import Daemon
 
 log = logging.getLogger(__name__)
 
@@ -198,3 +204,100 @@ class SettingsStore:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+# --------------------------------------------------------------------------- the box's feature
+
+
+class Settings(Feature):
+    """The box's stored settings: applied at start, changed by ops, read by the features.
+
+    Ops: ``settings.get``, ``settings.set`` (``settings``: a mapping of ``PERSONALITY`` keys),
+    ``settings.reset`` (factory reset). ``model.set`` (the press queue's) stores its parameters
+    here too (:meth:`remember_jam`).
+    """
+
+    def __init__(self, box: Daemon) -> None:
+        super().__init__(box)
+        self.store = SettingsStore(path_for(getattr(box.journal, "path", None)))
+        self._apply_jam()
+        box.serve("settings.get", self._op_get)
+        box.serve("settings.set", self._op_set)
+        box.serve("settings.reset", self._op_reset)
+
+    def defaults(self) -> dict[str, Any]:
+        """Each personality key's value from the config file (what a factory reset restores)."""
+        cfg = self.box.config
+        return {
+            "sound.enabled": cfg.sound.player != "none",
+            "light.enabled": True,
+            "patterns.enabled": cfg.patterns.enabled,
+            "attenuation.window_ms": cfg.attenuation.window_ms,
+            "attenuation.curve": list(cfg.attenuation.curve),
+            "attenuation.spam_sound": cfg.attenuation.spam_sound,
+        }
+
+    def value(self, key: str) -> Any:
+        """The value of personality ``key`` in force (stored, else the config's)."""
+        if key in self.store.personality:
+            return self.store.personality[key]
+        return self.defaults()[key]
+
+    def effective(self) -> dict[str, Any]:
+        """Every personality key's value in force."""
+        return {**self.defaults(), **self.store.personality}
+
+    def _apply_jam(self) -> None:
+        if not self.store.jam:
+            return
+        cfg = self.box.config
+        try:
+            params = from_mapping(self.store.jam, defaults=cfg.jam)
+            check_limit(params, cfg.limits.max_burst)  # the config's limit, whatever was stored
+        except (ValueError, TypeError) as exc:
+            self.store.drop_jam(f"{exc}; the config's [jam] holds")
+            return
+        self.box.presses.jam.set_params(params)
+
+    def remember_jam(self, params: dict[str, Any]) -> None:
+        """``model.set`` changed the jam model (already checked): keep it for the next start."""
+        self._save(lambda: self.store.set_jam(params))
+
+    def _save(self, change: Callable[[], Any]) -> Any:
+        try:
+            return change()
+        except OSError as exc:
+            raise CommandError(
+                "INTERNAL", f"settings {self.store.path}: cannot write: {exc.strerror or exc}"
+            ) from None
+
+    def _reply(self) -> dict[str, Any]:
+        return {
+            "settings": self.effective(),
+            "stored": sorted(self.store.personality),
+            "jam_stored": sorted(self.store.jam),
+            "persistent": self.store.path is not None,
+        }
+
+    def _op_get(self, args: dict) -> dict:
+        return self._reply()
+
+    def _op_set(self, args: dict) -> dict:
+        values = args.get("settings")
+        if not isinstance(values, dict) or not values:
+            raise CommandError(
+                "BAD_ARG", f"settings.set needs settings: a mapping of {', '.join(PERSONALITY)}"
+            )
+        try:
+            check_personality(values)
+        except ValueError as exc:
+            raise CommandError("BAD_ARG", str(exc)) from None
+        self._save(lambda: self.store.set_personality(values))
+        self.box.light.refresh()  # a light switched off goes dark now
+        return self._reply()
+
+    def _op_reset(self, args: dict) -> dict:
+        self._save(self.store.reset)
+        self.box.presses.jam.set_params(self.box.config.jam)
+        self.box.light.refresh()  # a light switched off goes dark now
+        return self._reply()

@@ -12,7 +12,7 @@ with the pack's seeded :class:`~firmware.sound_pack.Picker` and hands it to a pl
   (tests, the perf benchmark, ``launcher run --mock --sound-log``).
 - :class:`SilentPlayer`: ``[sound] player = "none"``.
 
-Standard library only.
+Standard library only (the ``Sound`` feature at the end plugs it into the daemon).
 """
 
 from __future__ import annotations
@@ -26,9 +26,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from firmware.sound_pack import Picker, Sound, SoundPack
+from firmware.feature import Feature
+from firmware.pins import is_mock
+from firmware.sound_pack import Picker, Sound, SoundPack, resolve
+from firmware.sound_pack import load as load_pack
+
+if TYPE_CHECKING:
+    from firmware.daemon import Daemon
 
 log = logging.getLogger(__name__)
 
@@ -292,4 +298,62 @@ class SoundFeature:
 
     def close(self) -> None:
         """Close the player."""
+        self.player.close()
+
+
+# --------------------------------------------------------------------------- the box's feature
+
+
+def make_player(config: SoundConfig, *, mock: bool, clock: Callable[[], int]) -> Player:
+    """The player ``[sound] player`` calls for: a sink on mock pins, aplay on a Pi, or none."""
+    if config.player == "none":
+        return SilentPlayer()
+    if mock:
+        return RecordingSink(clock)
+    return AplayPlayer(config.device)
+
+
+class SoundCues(Feature):
+    """The sound cues of the box (``box.sound``): journaled events cue themselves, and the other
+    features call :meth:`cue` (``spam``, ``suspense``, ``door_open``, ``ready`` after the door).
+
+    On mock pins the player is a :class:`RecordingSink` (``sink``); ``[sound] player = "none"``
+    or the ``sound.enabled`` setting off keep it silent.
+    """
+
+    def __init__(self, box: Daemon, *, player: Player | None = None) -> None:
+        super().__init__(box)
+        cfg = box.config.sound
+        base = Path(box.config_path).parent if box.config_path else None
+        pack = load_pack(resolve(cfg.pack, base=base))
+        mock = box.plant is not None or is_mock(box.factory)
+        self.player = player or make_player(cfg, mock=mock, clock=box.clock)
+        self.cues = SoundFeature(
+            pack, self.player, seed=cfg.seed, big_burst=box.config.feedback.big_burst
+        )
+        box.subscribe(self._on_event)
+
+    @property
+    def sink(self) -> RecordingSink | None:
+        """The recording sink on mock pins (None with a real player)."""
+        return self.player if isinstance(self.player, RecordingSink) else None
+
+    @property
+    def enabled(self) -> bool:
+        """The ``sound.enabled`` setting."""
+        return bool(self.box.settings.value("sound.enabled"))
+
+    def cue(self, name: str) -> Sound | None:
+        """Play cue ``name`` (``sound_pack.EVENTS``) unless sound is off; the sound played."""
+        return self.cues.cue(name) if self.enabled else None
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        name = self.cues.cue_for(event)
+        if name == "ready" and self.box.hopper.door_open():
+            return  # booted with the door open: the door's warning, and ready once it closes
+        if name is not None:
+            self.cue(name)
+
+    def close(self) -> None:
+        """Stop the player (the daemon's stop)."""
         self.player.close()
