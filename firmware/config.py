@@ -688,10 +688,16 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
             own.append(parse_pattern(item, whir_max_ms=whir_max))
         except ValueError as exc:
             raise ConfigError(f"{sec.path}: [[patterns.pattern]] {exc}") from None
+    builtin = sec._get("builtin", PatternsConfig.builtin)
+    if not isinstance(builtin, bool):
+        raise sec.fail("builtin", builtin, "must be true or false")
+    if not builtin and not own:
+        raise sec.fail("builtin", builtin, "needs [[patterns.pattern]] tables of your own")
     patterns = PatternsConfig(
         enabled=enabled,
         seed=sec.getint("seed", PatternsConfig.seed, lo=0, hi=MAX_SEED),
-        patterns=merge(BUILTIN, own) if own else (),
+        builtin=builtin,
+        patterns=merge(BUILTIN if builtin else (), own),
     )
     sec.check_unknown()
 

@@ -44,7 +44,7 @@ class Motion(Feature):
         super().__init__(box)
         cfg = box.config
         self.chooser = PatternChooser(
-            cfg.patterns.all(), seed=cfg.patterns.seed, motor=cfg.ejector.kind == "motor"
+            cfg.patterns.patterns, seed=cfg.patterns.seed, motor=cfg.ejector.kind == "motor"
         )
         self._whirring = False
         self._then: str | None = None  # "spin" (lead done) or "feed" (pause done)

@@ -79,19 +79,6 @@ class Step:
     cue: str | None = None
 
 
-@dataclass(frozen=True)
-class PatternsConfig:
-    """``[patterns]``: on or off, the chooser's seed (0: fresh each start), the patterns."""
-
-    enabled: bool = True
-    seed: int = 0
-    patterns: tuple[Pattern, ...] = ()  # built-ins merged with the config's own
-
-    def all(self) -> tuple[Pattern, ...]:
-        """The patterns in force (the built-ins when the config names none)."""
-        return self.patterns or BUILTIN
-
-
 def _p(name: str, segments: Iterable[Segment], **weights: float) -> Pattern:
     return Pattern(name, tuple(segments), tuple(weights.items()))
 
@@ -120,6 +107,18 @@ BUILTIN: tuple[Pattern, ...] = (
         big=2,
     ),
 )
+
+
+@dataclass(frozen=True)
+class PatternsConfig:
+    """``[patterns]``: on or off, the chooser's seed (0: fresh each start) and the patterns in
+    force (the built-ins, joined or replaced by the config's own; only its own with
+    ``builtin = false``)."""
+
+    enabled: bool = True
+    seed: int = 0
+    builtin: bool = True
+    patterns: tuple[Pattern, ...] = BUILTIN
 
 
 def resolve(pattern: Pattern, planned: int) -> list[Step]:

@@ -131,3 +131,64 @@ def test_rgb_backend_on_mock_pwm_pins(mock_factory: object) -> None:
         assert [mock_factory.pin(n).state for n in (16, 20, 26)] == [0, 0, 0]  # type: ignore[attr-defined]
     finally:
         backend.close()
+
+
+# --------------------------------------------------------------------------- on the daemon
+
+
+def test_the_box_light_follows_state_streak_seat_and_door(make_box) -> None:
+    box = make_box({"jam.mode": "pattern", "jam.pattern": [0, 0, 3], "pins.door": 5})
+    d = box.daemon
+    light = d.light
+
+    def look() -> str:
+        return d.call(lambda: light.looks.look.name)
+
+    assert look() == "ready"
+    assert box.pin("light_red").state == pytest.approx(NAMED["ready"][0])
+    box.command("press")
+    box.wait_fires(1)
+    assert look() == "dry"
+    box.command("press")
+    box.wait_fires(2)
+    hz2 = d.call(lambda: light.looks.look.frames[0][1])
+    box.command("press")  # fires 3: busy, then ready again
+    d.wait_for(lambda e: e["kind"] == "state" and e["to"] == "spinup")
+    box.wait_fires(3)
+    box.wait_state("idle")
+    assert look() == "ready"
+    assert hz2 < look_for("dry", dry_streak=1).frames[0][1]  # the second dry blinked faster
+    assert box.command("aim", seat=1)["ok"]
+    assert look() == "live"
+    assert d.call(lambda: light.color) == parse_color("#1e88e5")
+    box.plant.open_door()
+    d.wait_for(lambda e: d.call(lambda: light.looks.look.name) == "door_open")
+    box.plant.close_door()
+    d.wait_for(lambda e: d.call(lambda: light.looks.look.name) == "live")
+    assert box.command("settings.set", settings={"light.enabled": False})["ok"]
+    assert [box.pin(n).state for n in ("light_red", "light_green", "light_blue")] == [0, 0, 0]
+    box.command("lock")
+    assert d.call(lambda: light.looks.look) is None  # off stays off
+    d.stop()
+    assert [box.pin(n).state for n in ("light_red", "light_green", "light_blue")] == [0, 0, 0]
+
+
+def test_a_box_without_a_colour_light_runs_as_before(make_box) -> None:
+    box = make_box({"pins.light_red": None, "pins.light_green": None, "pins.light_blue": None})
+    box.command("press")
+    box.wait_fires(1)
+    assert box.daemon.light.refresh() is None and box.daemon.devices.light is None
+
+
+def test_ws2812_on_mock_pins_records_its_frames(make_box) -> None:
+    box = make_box(
+        {"pins.light_red": None, "pins.light_green": None, "pins.light_blue": None,
+         "pins.light_data": 10}
+    )  # fmt: skip
+    pixels = box.daemon.devices.light
+    assert isinstance(pixels, MockPixels) and pixels.count == 2
+    assert pixels.color == NAMED["ready"]
+    box.command("press")
+    box.wait_fires(1)
+    box.wait_state("idle")
+    assert NAMED["busy"] in pixels.frames

@@ -191,3 +191,64 @@ def test_aplay_missing_is_one_log_line_and_silence(caplog: pytest.LogCaptureFixt
     player.close()
     assert player.started == 0
     assert [r.message for r in caplog.records if "not found" in r.message]
+
+
+# --------------------------------------------------------------------------- on the daemon
+
+GAME = {"jam.mode": "hazard", "jam.seed": 21, "jam.base": 0.3, "sound.seed": 9}
+
+
+def _play_game(make_box, presses: int = 10) -> tuple[list[dict], list[tuple[str, str]]]:
+    box = make_box(GAME)
+    for i in range(presses):
+        box.command("press")
+        box.wait_fires(i + 1)
+        box.wait_state("idle")
+    sink = box.daemon.sound.sink
+    expected = 1 + 2 * presses  # ready, then press + dry/fire for each
+    played = sink.wait(expected, timeout=20)
+    box.daemon.stop()  # the next game gets the pins
+    return box.fires(), [(p.event, p.file) for p in played]
+
+
+def test_the_sink_logs_a_seeded_game(make_box) -> None:
+    fires, cues = _play_game(make_box)
+    assert cues[0][0] == "ready"
+    want = []
+    for fire in fires:
+        want.append("press")
+        want.append(
+            "dry" if fire["reason"] == "dry" else ("burst_big" if fire["ejected"] >= 6 else "fire")
+        )
+    assert [event for event, _ in cues[1:]] == want
+    assert {"dry", "fire"} <= set(want)  # the seed gives both
+    again_fires, again = _play_game(make_box)
+    assert [f["ejected"] for f in again_fires] == [f["ejected"] for f in fires]
+    assert again == cues  # the same sounds in the same order
+
+
+def test_press_cue_comes_at_the_press_and_sound_can_be_switched_off(make_box) -> None:
+    box = make_box(GAME)
+    sink = box.daemon.sound.sink
+    sink.wait(1, timeout=20)  # ready
+    box.daemon.press()
+    box.wait_fires(1)
+    press_event = box.presses()[0]
+    cue = sink.wait(2, timeout=20)[1]
+    assert cue.event == "press"
+    reply = box.command("settings.set", settings={"sound.enabled": False})
+    assert reply["ok"] and reply["settings"]["sound.enabled"] is False
+    box.wait_state("idle")
+    box.daemon.press()
+    box.wait_fires(2)
+    box.daemon.call(lambda: None)
+    assert len(sink.played) == 3  # the first press's result cue, nothing after
+    assert press_event["press_id"] == 1
+
+
+def test_player_none_is_silent(make_box) -> None:
+    box = make_box({**GAME, "sound.player": "none"})
+    box.command("press")
+    box.wait_fires(1)
+    assert box.daemon.sound.sink is None
+    assert box.daemon.settings.value("sound.enabled") is False
