@@ -141,9 +141,15 @@ class RecordingSink:
 
     def wait(self, count: int, timeout: float) -> list[Played]:
         """Wait until at least ``count`` cues were recorded (``TimeoutError`` after ``timeout``)."""
+        return self.wait_until(lambda played: len(played) >= count, timeout)
+
+    def wait_until(self, predicate: Callable[[list[Played]], bool], timeout: float) -> list[Played]:
+        """Wait until ``predicate(cues so far)`` holds (``TimeoutError`` after ``timeout``)."""
         with self._cond:
-            if not self._cond.wait_for(lambda: len(self._played) >= count, timeout):
-                raise TimeoutError(f"{len(self._played)} cues within {timeout} s, not {count}")
+            if not self._cond.wait_for(lambda: predicate(list(self._played)), timeout):
+                raise TimeoutError(
+                    f"not within {timeout} s; cues: {[p.event for p in self._played]}"
+                )
             return list(self._played)
 
     def close(self) -> None:

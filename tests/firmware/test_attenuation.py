@@ -73,3 +73,23 @@ def test_explain_gives_the_mean_cards_of_a_hammered_button() -> None:
     halved = sum(p * (k // 2) for k, p in enumerate(pmf))
     assert f"{halved:.2f} ({100 * halved / normal:.0f}%)" in text
     assert "0.00 (0%)" in text
+
+
+# --------------------------------------------------------------------------- on the daemon
+
+
+def test_hammering_the_button_cuts_the_bursts_and_cues_spam(make_box) -> None:
+    box = make_box(
+        {"jam.count": 4, "attenuation.window_ms": 5000, "attenuation.curve": [0.5, 0.0],
+         "timing.cooldown_ms": 0, "limits.press_queue": 8}
+    )  # fmt: skip
+    for _ in range(3):
+        box.daemon.press()  # within the window of each other: rapid #1 and #2
+    fires = box.wait_fires(3)
+    assert [(f["planned"], f["cut"]) for f in fires] == [(4, 0), (2, 2), (0, 4)]
+    assert [f["reason"] for f in fires] == ["fired", "fired", "dry"]
+    sink = box.daemon.sound.sink
+    box.daemon.call(lambda: None)
+    assert sink.events().count("spam") == 2
+    box.command("press")  # a host press is never cut
+    assert box.wait_fires(4)[3]["cut"] == 0

@@ -79,3 +79,81 @@ def test_a_corrupt_file_is_one_log_line_and_replaced_by_defaults(
 def test_personality_values_are_checked(values: dict, needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
         check_personality(values)
+
+
+# --------------------------------------------------------------------------- on the daemon
+
+
+def test_settings_persist_across_a_restart_within_the_config_limits(
+    make_box, tmp_path: Path
+) -> None:
+    from firmware.journal import SqliteJournal
+
+    journal_path = tmp_path / "journal.db"
+    box = make_box({"jam.mode": "hazard"}, journal=SqliteJournal(journal_path))
+    reply = box.command("model.set", params={"base": 0.5, "max_dry": 4})
+    assert reply["ok"]
+    assert box.command("settings.set", settings={"attenuation.window_ms": 250})["ok"]
+    too_big = box.command("model.set", params={"max_burst": 99})
+    assert too_big["ok"] is False  # the config's limit holds, and nothing is stored
+    box.daemon.stop()
+    box.daemon.journal.close()
+
+    again = make_box({"jam.mode": "hazard"}, journal=SqliteJournal(journal_path))
+    params = again.command("model.get")["params"]
+    assert params["base"] == 0.5 and params["max_dry"] == 4
+    got = again.command("settings.get")
+    assert got["settings"]["attenuation.window_ms"] == 250 and got["persistent"] is True
+    assert got["jam_stored"] == ["base", "max_dry"]
+    reset = again.command("settings.reset")
+    assert reset["ok"] and reset["stored"] == [] and reset["jam_stored"] == []
+    assert again.command("model.get")["params"]["base"] == again.config.jam.base
+    assert again.command("settings.get")["settings"]["attenuation.window_ms"] == 0  # FAST's
+    again.daemon.stop()
+    again.daemon.journal.close()
+
+
+def test_stored_jam_the_config_no_longer_allows_is_dropped_with_a_log_line(
+    make_box, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from firmware.journal import SqliteJournal
+
+    journal_path = tmp_path / "journal.db"
+    (tmp_path / "journal.db.settings.json").write_text(
+        json.dumps({"format": 1, "jam": {"burst_weights": [1] * 12}, "personality": {}})
+    )
+    with caplog.at_level(logging.ERROR, logger="firmware.settings"):
+        box = make_box({"limits.max_burst": 6}, journal=SqliteJournal(journal_path))
+    lines = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(lines) == 1 and "config's [jam] holds" in lines[0]
+    assert box.command("model.get")["params"]["burst_weights"] == list(box.config.jam.burst_weights)
+    box.daemon.stop()
+    box.daemon.journal.close()
+
+
+def test_a_corrupt_settings_file_at_start_is_reported_and_replaced(
+    make_box, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from firmware.journal import SqliteJournal
+
+    (tmp_path / "journal.db.settings.json").write_bytes(b'{"format": 1, "jam": {"ba')
+    with caplog.at_level(logging.ERROR, logger="firmware.settings"):
+        box = make_box(journal=SqliteJournal(tmp_path / "journal.db"))
+    assert box.daemon.settings.store.problem is not None
+    assert [r.getMessage() for r in caplog.records] == [box.daemon.settings.store.problem]
+    assert box.command("model.get")["params"] == box.config.jam.to_dict()
+    assert box.command("settings.set", settings={"sound.enabled": False})["ok"]
+    assert SettingsStore(tmp_path / "journal.db.settings.json").personality == {
+        "sound.enabled": False
+    }
+    box.daemon.stop()
+    box.daemon.journal.close()
+
+
+def test_settings_set_rejects_bad_values_in_one_line(make_box) -> None:
+    box = make_box()
+    reply = box.command("settings.set", settings={"attenuation.curve": [1.5]})
+    assert reply["ok"] is False and reply["error"]["code"] == "BAD_ARG"
+    assert "attenuation.curve" in reply["error"]["message"]
+    assert box.command("settings.set", settings={})["error"]["code"] == "BAD_ARG"
+    assert box.command("settings.get")["persistent"] is False  # no journal file: memory only
