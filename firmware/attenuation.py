@@ -87,13 +87,24 @@ class Attenuator:
         """``planned`` cut for the ``rapid``-th rapid press."""
         return cut(planned, self.config.curve, rapid) if self.enabled else planned
 
-    def explain(self, cards_per_press: Sequence[float] | None = None) -> list[str]:
-        """Lines for ``launcher model show``: what the curve does to a hammered button.
+    def rows(self, cards_per_press: Sequence[float] | None = None) -> list[dict[str, float]]:
+        """One row per place in a rapid run (0: not rapid; the last holds for longer runs):
+        ``rapid``, ``factor`` and, given the jam model's distribution of planned cards per
+        press (index = cards, ``describe()["cards_per_press"]``), ``cards_per_press_mean``
+        (exact: the cut applies after the model's draw)."""
+        curve = self.config.curve
+        out: list[dict[str, float]] = []
+        for r in range(len(curve) + 1):
+            row: dict[str, float] = {"rapid": r, "factor": factor(curve, r)}
+            if cards_per_press is not None:
+                row["cards_per_press_mean"] = sum(
+                    p * cut(k, curve, r) for k, p in enumerate(cards_per_press)
+                )
+            out.append(row)
+        return out
 
-        ``cards_per_press`` is the jam model's distribution of planned cards per press (index =
-        cards, ``describe()["cards_per_press"]``); with it each row shows the mean cards a press
-        fires at that point of a rapid run (exact: the cut applies after the model's draw).
-        """
+    def explain(self, cards_per_press: Sequence[float] | None = None) -> list[str]:
+        """Lines for ``launcher model show``: what the curve does to a hammered button."""
         cfg = self.config
         if not self.enabled:
             return ["rapid-press attenuation: off ([attenuation] window_ms = 0)"]
@@ -103,18 +114,17 @@ class Attenuator:
             "",
             " press in a rapid run | factor | 3 cards -> | 8 cards -> | cards per press",
         ]
-        base = None
-        for r in range(len(cfg.curve) + 1):
+        rows = self.rows(cards_per_press)
+        base = rows[0].get("cards_per_press_mean")
+        for row in rows:
+            r = int(row["rapid"])
             label = "not rapid" if r == 0 else f"rapid #{r}" + ("+" if r == len(cfg.curve) else "")
-            f = factor(cfg.curve, r)
             mean = ""
-            if cards_per_press is not None:
-                value = sum(p * cut(k, cfg.curve, r) for k, p in enumerate(cards_per_press))
-                base = value if base is None else base
-                share = f" ({100 * value / base:.0f}%)" if base else ""
-                mean = f"{value:.2f}{share}"
+            if "cards_per_press_mean" in row:
+                value = row["cards_per_press_mean"]
+                mean = f"{value:.2f}" + (f" ({100 * value / base:.0f}%)" if base else "")
             lines.append(
-                f" {label:>20} | {f:>6.2f} | {cut(3, cfg.curve, r):>10} | "
+                f" {label:>20} | {row['factor']:>6.2f} | {cut(3, cfg.curve, r):>10} | "
                 f"{cut(8, cfg.curve, r):>10} | {mean:>15}"
             )
         lines.append(

@@ -215,8 +215,9 @@ def parse_pattern(raw: object, *, whir_max_ms: int) -> Pattern:
     if not isinstance(raw, Mapping):
         raise ValueError("each [[patterns.pattern]] must be a table")
     name = raw.get("name")
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError("name must be a word (letters, digits, _)")
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii() or len(name) > 16:
+        # it travels in every fire event: short, so the event always fits in one frame
+        raise ValueError("name must be a word of 1 to 16 letters, digits or _")
     extra = set(raw) - {"name", "segments", *OUTCOMES}
     if extra:
         raise ValueError(

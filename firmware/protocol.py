@@ -92,6 +92,9 @@ OPS: tuple[str, ...] = (
     "model.get",
     "model.set",
     "selftest",
+    "settings.get",
+    "settings.set",
+    "settings.reset",
 )
 # Keys `model.set` may change: the jam-model parameters and nothing else, so no message from
 # the host can reach a safety limit ([limits] comes from the config file only).
@@ -109,7 +112,7 @@ JAM_PARAM_KEYS: tuple[str, ...] = (
 )
 # Ops that only ask: their replies are not stored, so a repeated id is answered afresh (a
 # stored `status` would be stale, a stored `hello` would not rewind the replay).
-QUERY_OPS: frozenset[str] = frozenset({"hello", "status", "model.get", "selftest"})
+QUERY_OPS: frozenset[str] = frozenset({"hello", "status", "model.get", "selftest", "settings.get"})
 
 
 class ProtocolError(ValueError):
@@ -410,6 +413,7 @@ def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
         "aim": ("seat",),
         "load": ("count", "total"),
         "model.set": ("params",),
+        "settings.set": ("settings",),
     }
     names = allowed.get(op, ())
     extra = sorted(set(args) - set(names))
@@ -434,6 +438,11 @@ def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
             raise _bad_arg(cmd_id, op, "give exactly one of 'count' (cards added) or 'total'")
         name = "count" if "count" in args else "total"
         _check_count(cmd_id, op, name, args[name])
+    elif op == "settings.set":
+        values = args.get("settings")
+        if not isinstance(values, dict) or not values:
+            # the keys and their ranges are the box's (firmware/settings.py: BAD_ARG names them)
+            raise _bad_arg(cmd_id, op, "settings must be a non-empty object of settings")
     elif op == "model.set":
         params = args.get("params")
         if not isinstance(params, dict) or not params:

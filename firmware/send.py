@@ -37,6 +37,8 @@ OPS: dict[str, tuple[tuple[str, ...], str]] = {
     "reset": ((), "leave fault"),
     "selftest": ((), "run the self-test"),
     "model.get": ((), "show the jam-model parameters"),
+    "settings.get": ((), "show the personality settings in force and what is stored"),
+    "settings.reset": ((), "factory reset: forget stored settings and jam parameters"),
     "watch": ((), "print events as they arrive until Ctrl-C"),
 }
 # Box error codes that mean the person asked for something wrong (exit 2, not 1).

@@ -86,7 +86,7 @@ def test_a_config_pattern_replaces_a_builtin_of_its_name() -> None:
 @pytest.mark.parametrize(
     ("raw", "needle"),
     [
-        ({"name": "x y", "segments": [{"pause": 1}]}, "name must be a word"),
+        ({"name": "x y", "segments": [{"pause": 1}]}, "name must be a word of 1 to 16"),
         ({"name": "p", "segments": []}, "segments must be a list of 1 to 16"),
         ({"name": "p", "segments": [{"pause": 0}]}, "segment 1: pause must be"),
         ({"name": "p", "segments": [{"pause": 3001}]}, "from 1 to 3000"),
