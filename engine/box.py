@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from engine.client import BoxClient, BoxError
 from engine.launchers import LauncherCounters
+from wire.client import BoxClient, BoxError
 
 __all__ = ["BoxLauncher"]
 

@@ -679,7 +679,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     """Start the mock box, play the game, stop the box whatever happens. A closed stdout
     (`unoattack demo | head -1`) raises BrokenPipeError after the box is stopped: the command
     line ends quietly with 0 on it, as every command does."""
-    from engine.client import BoxClient
+    from wire.client import BoxClient
 
     screen = Screen(out, list(NAMES[: args.players]))
     box = MockBox(config_text)

@@ -1153,7 +1153,7 @@ def run_table(args: argparse.Namespace) -> int:
         _new_referee(args)
     box = None
     if args.port.lower() != "none":
-        from engine.client import BoxClient, BoxError
+        from wire.client import BoxClient, BoxError
 
         box = BoxClient(args.port)  # a bad port name: BoxError BAD_PORT, exit 2
         resume = saved.last_event if saved is not None else {}

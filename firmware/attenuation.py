@@ -16,12 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from firmware.feature import Feature
-
-if TYPE_CHECKING:
-    from firmware.daemon import Daemon
+from typing import Any
 
 _MS = 1_000_000
 MAX_WINDOW_MS = 10_000
@@ -137,17 +132,23 @@ class Attenuator:
 # --------------------------------------------------------------------------- the box's feature
 
 
-class Attenuation(Feature):
+class Attenuation:
     """Rapid-press attenuation on the box (``box.attenuation``), with the settings in force
-    (``attenuation.*``, bounded as the config's own: factors 0-1).
+    (``attenuation.*``, bounded as the config's own: factors 0-1). A feature in the sense of
+    ``firmware/feature.py`` without importing it: ``[attenuation]`` is read by the config, which
+    the host imports too, so this module stays free of the daemon's imports.
 
     The press queue calls :meth:`note` for each button press it admits and :meth:`cut` when it
     serves one; a cut press cues ``spam`` when ``attenuation.spam_sound`` is on.
     """
 
-    def __init__(self, box: Daemon) -> None:
-        super().__init__(box)
+    def __init__(self, box: Any) -> None:
+        self.box = box
         self.counter = Attenuator(box.config.attenuation)
+
+    def status(self) -> dict[str, Any]:
+        """No ``status`` fields."""
+        return {}
 
     def _current(self) -> AttenuationConfig:
         value = self.box.settings.value

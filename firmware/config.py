@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from firmware import textfile
+from firmware import sound_pack, textfile
 from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS, AttenuationConfig
 from firmware.door import DoorConfig
 from firmware.errors import ConfigError
@@ -37,9 +37,9 @@ from firmware.jam import (
     fold_weights,
     from_mapping,
 )
-from firmware.light import LightConfig, parse_color
+from firmware.looks import LightConfig, parse_color
 from firmware.patterns import BUILTIN, PatternsConfig, merge, parse_pattern
-from firmware.sound import PLAYERS, SoundConfig
+from firmware.sound_pack import PLAYERS, SoundConfig
 
 # BCM numbers a part may use on the 40-pin header: GPIO 0 and 1 carry the HAT ID EEPROM bus.
 PIN_MIN = 2
@@ -658,6 +658,12 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
         seed=sec.getint("seed", SoundConfig.seed, lo=0, hi=MAX_SEED),
     )
     sec.check_unknown()
+    if sound.player != "none":
+        # A pack that cannot play is a config mistake: said now, in one line (exit 78).
+        try:
+            sound_pack.load(sound_pack.resolve(sound.pack, base=Path(sec.path).parent))
+        except ConfigError as exc:
+            raise sec.fail("pack", sound.pack, str(exc)) from None
 
     sec = s["light"]
     colors = sec._get("seat_colors", list(LightConfig.seat_colors))

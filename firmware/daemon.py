@@ -25,7 +25,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from firmware import protocol
 from firmware.aiming import Aiming
 from firmware.attenuation import Attenuation
 from firmware.devices import Devices
@@ -44,6 +43,8 @@ from firmware.safety import Safety
 from firmware.selftest import SelfTest
 from firmware.settings import Settings
 from firmware.sound import SoundCues
+from wire import protocol
+from wire.ops import BOX_OPS
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,9 @@ class Daemon:
         self.attenuation = Attenuation(self)
         self.motion = Motion(self)
         self.serve("status", self._op_status)
+        unserved = [op for op in BOX_OPS if op not in self.ops]
+        if unserved:
+            raise LauncherError(f"no feature serves {', '.join(unserved)} (wire/ops.py)")
         self.model = LauncherModel(self)
         self.machine = build_machine(self.model)
 
@@ -137,7 +141,10 @@ class Daemon:
         self.handlers[kind] = handler
 
     def serve(self, op: str, handler: OpHandler) -> None:
-        """Serve the serial op ``op`` with ``handler(args) -> reply fields``; one owner each."""
+        """Serve the serial op ``op`` with ``handler(args) -> reply fields``; one owner each.
+        The op must be in the op table (``wire/ops.py``), which says its arguments and reply."""
+        if op not in BOX_OPS:
+            raise LauncherError(f"op {op!r} is not in the op table (wire/ops.py)")
         if op in self.ops:
             raise LauncherError(f"op {op!r} already has a handler")
         self.ops[op] = handler
@@ -468,13 +475,15 @@ class Daemon:
             if "ok" in result:
                 # the envelope's ok is the command's success; a result must never shadow it
                 raise LauncherError(f"{op} result carries its own 'ok'")
-            response = {"ok": True, **result}
+            response = protocol.result_ok(**result)
         except CommandError as exc:
             extra = {k: v for k, v in exc.extra.items() if k not in ("ok", "error")}
-            response = {**_error(exc.code, exc.message), **extra}
+            known = exc.code in protocol.ERROR_CODES  # an unlisted code is a bug: INTERNAL
+            code = exc.code if known else protocol.INTERNAL
+            response = protocol.result_error(code, exc.message, **extra)
         except Exception as exc:
             log.exception("command %r failed", op)
-            response = _error("INTERNAL", f"{type(exc).__name__}: {exc}")
+            response = protocol.result_error("INTERNAL", f"{type(exc).__name__}: {exc}")
         finally:
             self.command_id = self._cmd_key = None
         try:
@@ -522,10 +531,6 @@ class Daemon:
 
 # Loop events the daemon handles itself (a feature cannot take them).
 _OWN_EVENTS = frozenset({"cmd", "watchdog", "call", "boot", "stop"})
-
-
-def _error(code: str, message: str) -> dict:
-    return {"ok": False, "error": {"code": code, "message": message}}
 
 
 def _fit_hello(fields: dict[str, Any]) -> dict[str, Any]:

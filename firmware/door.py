@@ -17,12 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from firmware.feature import Feature
-
-if TYPE_CHECKING:
-    from firmware.daemon import Daemon
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -90,15 +85,17 @@ class DoorWatch:
 # --------------------------------------------------------------------------- the box's feature
 
 
-class Door(Feature):
+class Door:
     """Maintenance mode (``box.door``): the hopper tells it when the door switch moves; at boot
-    it looks at the switch itself. Without a door switch it never does anything.
+    it looks at the switch itself. Without a door switch it never does anything. A feature in
+    the sense of ``firmware/feature.py`` without importing it (``[door]`` is read by the config,
+    which the host imports too).
 
     Loop events: ``door_warn``.
     """
 
-    def __init__(self, box: Daemon) -> None:
-        super().__init__(box)
+    def __init__(self, box: Any) -> None:
+        self.box = box
         self.watch = DoorWatch(
             box.config.door,
             cue=lambda name: box.sound.cue(name),

@@ -76,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
     mock = bool(args.mock or mock_requested())
     if args.plant_state and not mock:
         raise UsageError("--plant-state needs --mock (the plant only exists on mock pins)")
-    from firmware.ports import BOX_WORDS, check_port
+    from wire.ports import BOX_WORDS, check_port
 
     # Before anything starts: a bad --port is the only line printed (PortError, exit 2).
     port = check_port(args.port, BOX_WORDS)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from firmware.feature import Feature
 from firmware.pins import is_mock
-from firmware.sound_pack import Picker, Sound, SoundPack, resolve
+from firmware.sound_pack import Picker, Sound, SoundConfig, SoundPack, resolve
 from firmware.sound_pack import load as load_pack
 
 if TYPE_CHECKING:
@@ -40,24 +40,6 @@ log = logging.getLogger(__name__)
 
 _MS = 1_000_000
 SINK_KEEP = 2000  # cues a recording sink keeps (the newest)
-
-
-PLAYERS = ("auto", "aplay", "none")
-
-
-@dataclass(frozen=True)
-class SoundConfig:
-    """``[sound]``: which player, which pack, the ALSA device and the picker's seed.
-
-    ``player``: ``auto`` (``aplay`` on real pins, the recording sink on mock pins), ``aplay``
-    (the same, said outright) or ``none`` (silent). ``pack``: ``"default"`` or a folder
-    (relative to the config file). ``seed`` 0: a fresh order each start.
-    """
-
-    player: str = "auto"
-    pack: str = "default"
-    device: str = ""
-    seed: int = 0
 
 
 class Player(Protocol):

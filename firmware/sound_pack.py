@@ -59,6 +59,24 @@ MAX_SECONDS = 10.0  # per file: a cue, not a soundtrack
 DEFAULT_PACK = Path(__file__).resolve().parent / "sounds" / "default"
 
 
+PLAYERS = ("auto", "aplay", "none")
+
+
+@dataclass(frozen=True)
+class SoundConfig:
+    """``[sound]``: which player, which pack, the ALSA device and the picker's seed.
+
+    ``player``: ``auto`` (``aplay`` on real pins, the recording sink on mock pins), ``aplay``
+    (the same, said outright) or ``none`` (silent). ``pack``: ``"default"`` or a folder
+    (relative to the config file). ``seed`` 0: a fresh order each start.
+    """
+
+    player: str = "auto"
+    pack: str = "default"
+    device: str = ""
+    seed: int = 0
+
+
 @dataclass(frozen=True)
 class Sound:
     """One WAV file of a pack: ``path`` (absolute), ``file`` (as the manifest names it),

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.client import BoxClient
 from tests.e2e.conftest import SOLENOID, BoxProcess, merge
+from wire.client import BoxClient
 
 BURST = 10
 # A solenoid fires exactly one card per pulse (no motor overrun), and the pulses come far apart

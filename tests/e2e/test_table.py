@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.client import BoxClient
 from engine.demo import MockBox, default_config_path, demo_config
 from engine.table import Referee, TableSession, build_session
+from wire.client import BoxClient
 
 ROOT = Path(__file__).resolve().parents[2]
 

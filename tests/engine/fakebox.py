@@ -1,7 +1,7 @@
 """A small fake box for testing the host client: the box side of the documented wire protocol
 over a pty, with knobs to misbehave (lost replies, lost, duplicated or garbled frames, unplugs).
 
-It speaks through `firmware.protocol` and keeps its events in memory: enough of the box to pin
+It speaks through `wire.protocol` and keeps its events in memory: enough of the box to pin
 the host's half of the bargain without the daemon. The port is a symlink to the current pty (like
 a udev /dev/serial/by-id link), so `unplug()` can give the host a new pty at the same path.
 """
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from firmware import protocol
+from wire import protocol
 
 RESEND_S = 0.25
 

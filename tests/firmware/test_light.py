@@ -6,27 +6,19 @@ import itertools
 
 import pytest
 
-from firmware.light import (
-    NAMED,
-    OFF,
-    LightFeature,
-    MockPixels,
-    RgbBackend,
-    look_for,
-    parse_color,
-    situation,
-)
+from firmware.light import MockPixels, RgbBackend
+from firmware.looks import NAMED, OFF, LookPlayer, look_for, parse_color, situation
 from firmware.loop import Event, FakeClock, Loop
 
 
 class _Rig:
-    """A LightFeature on MockPixels driven by a loop on a fake clock."""
+    """A LookPlayer on MockPixels driven by a loop on a fake clock."""
 
     def __init__(self) -> None:
         self.clock = FakeClock()
         self.pixels = MockPixels()
         self.loop = Loop(self._handle, clock=self.clock)
-        self.light = LightFeature(
+        self.light = LookPlayer(
             self.pixels,
             set_timer=self.loop.set_timer,
             cancel_timer=self.loop.cancel_timer,
@@ -36,7 +28,7 @@ class _Rig:
         )
 
     def _handle(self, event: Event) -> None:
-        assert event.kind == LightFeature.TICK
+        assert event.kind == LookPlayer.TICK
         self.light.tick()
 
     def run(self, ms: float, step: float = 10) -> list:
@@ -110,15 +102,15 @@ def test_blink_runs_on_the_loop_timer() -> None:
     changes = sum(1 for a, b in itertools.pairwise(seen) if a != b)
     assert changes == 7  # 8 half-periods in a second, the first one shown at once
     rig.light.show("fault")  # the same look again keeps the rhythm (no restart)
-    assert rig.loop.timer_deadline(LightFeature.TIMER) is not None
+    assert rig.loop.timer_deadline(LookPlayer.TIMER) is not None
     rig.light.show("idle")
     assert rig.pixels.color == NAMED["ready"]
-    assert rig.loop.timer_deadline(LightFeature.TIMER) is None  # steady: no timer
+    assert rig.loop.timer_deadline(LookPlayer.TIMER) is None  # steady: no timer
     rig.run(500)
     assert set(rig.pixels.frames) >= {NAMED["fault"], OFF, NAMED["ready"]}
     rig.light.show("jammed")
     rig.light.off()
-    assert rig.pixels.color == OFF and rig.loop.timer_deadline(LightFeature.TIMER) is None
+    assert rig.pixels.color == OFF and rig.loop.timer_deadline(LookPlayer.TIMER) is None
 
 
 def test_rgb_backend_on_mock_pwm_pins(mock_factory: object) -> None:

@@ -15,11 +15,11 @@ import pytest
 import serial
 
 from firmware import link as link_mod
-from firmware import protocol as p
 from firmware.errors import UsageError
 from firmware.journal import MemoryJournal, SqliteJournal
 from firmware.link import Link
 from tests.firmware.linkhelp import Box, FakeClock, FakeDaemon, Host
+from wire import protocol as p
 
 
 @pytest.fixture

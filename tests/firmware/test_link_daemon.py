@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from firmware import protocol as p
 from firmware.journal import SqliteJournal
 from firmware.link import Link
 from tests.firmware.conftest import write_config
 from tests.firmware.linkhelp import Host
+from wire import protocol as p
 
 ROOT = Path(__file__).resolve().parents[2]
 

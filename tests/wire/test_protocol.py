@@ -1,4 +1,4 @@
-"""Wire format: frame syntax, CRC, validation errors, stream resync (firmware/protocol.py)."""
+"""Wire format: frame syntax, CRC, validation errors, stream resync (wire/protocol.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import serial
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware import protocol as p
+from wire import protocol as p
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
