@@ -112,7 +112,7 @@ def bench_latency(tmp: Path) -> tuple[list[float], list[float]]:
     plant = Plant(cfg.plant, factory, cfg.pins, kind="motor")
     daemon = Daemon(cfg, factory=factory, plant=plant).start()
     # The reference: two spare header pins, same factory.
-    ref_button = Button(20, pin_factory=factory)
+    ref_button = Button(6, pin_factory=factory)
     ref_led = LED(21, pin_factory=factory)
     ref_button.when_pressed = ref_led.on
 
@@ -121,7 +121,7 @@ def bench_latency(tmp: Path) -> tuple[list[float], list[float]]:
     ref_stamps: list[int] = []
     watch_pin(factory.pin(cfg.pins.ejector_forward), ours_high, ours_stamps)
     watch_pin(factory.pin(21), ref_high, ref_stamps)
-    button, ref_pin = factory.pin(cfg.pins.button), factory.pin(20)
+    button, ref_pin = factory.pin(cfg.pins.button), factory.pin(6)
     sensor = daemon.devices.sensor.device
     ours: list[float] = []
     ref: list[float] = []
