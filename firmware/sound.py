@@ -93,6 +93,10 @@ class RecordingSink:
         self._played: deque[Played] = deque(maxlen=SINK_KEEP)
         self._cond = threading.Condition(self._lock)
 
+    def log_to(self, out: TextIO | None) -> None:
+        """From now on also write one JSON line per cue to ``out`` (None: stop)."""
+        self._out = out
+
     def play(self, sound: Sound, event: str) -> None:
         """Record the cue now."""
         item = Played(self._clock(), event, sound.file, sound.duration_ms)

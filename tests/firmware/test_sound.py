@@ -252,3 +252,61 @@ def test_player_none_is_silent(make_box) -> None:
     box.wait_fires(1)
     assert box.daemon.sound.sink is None
     assert box.daemon.settings.value("sound.enabled") is False
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_sound_check_new_and_play(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from firmware.cli import main
+    from tests.conftest import run_main
+
+    code, out, _ = run_main(main, ["sound", "check"], capsys)
+    assert code == 0 and "licence CC0-1.0" in out and "dry-1.wav (440 ms, weight 2)" in out
+    code, out, _ = run_main(main, ["sound", "new", str(tmp_path / "mine")], capsys)
+    assert code == 0 and load(tmp_path / "mine").licence == "CC0-1.0"
+    code, _, err = run_main(main, ["sound", "new", str(tmp_path / "mine")], capsys)
+    assert code == 2 and "not an empty folder" in err and err.count("\n") == 1
+    (tmp_path / "mine" / "pack.toml").write_text(
+        '[pack]\nlicence = "x"\n[events]\nfire = ["no.wav"]\n'
+    )
+    code, _, err = run_main(main, ["sound", "check", str(tmp_path / "mine")], capsys)
+    assert code == 78 and "no.wav: cannot read it" in err and err.count("\n") == 1
+    code, _, err = run_main(main, ["sound", "play", "party"], capsys)
+    assert code == 2 and "unknown event 'party'" in err
+
+
+def test_run_writes_the_sound_log_on_mock_pins(tmp_path: Path) -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "sound.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "firmware.cli", "run", "--mock", "--console", "--sound-log",
+         str(log)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        proc.stdin.write("dispense 2\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        for line in proc.stdout:  # type: ignore[union-attr]
+            if '"kind":"fire"' in line:
+                break
+        deadline = time.monotonic() + 30
+        while log.read_text().count("\n") < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the log is written as the cues come; wait for the fire's
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    cues = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [c["event"] for c in cues][:2] == ["ready", "press"]
+    assert set(cues[0]) == {"t_ms", "event", "file", "duration_ms"}
+    bad = subprocess.run(
+        [sys.executable, "-m", "firmware.cli", "run", "--sound-log", str(log)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "needs --mock" in bad.stderr
