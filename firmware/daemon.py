@@ -103,6 +103,7 @@ class Daemon:
         self._stopped = threading.Event()
         self._closed = False
         self._started = False
+        self._stepped = False  # started without a loop thread (tests drive the loop)
         self._watchdog: tuple[float, Callable[[], Any]] | None = None
         self.watchdog_skipped = 0  # pings withheld because the loop ran late
         self.failure: LauncherError | None = None  # why the loop stopped on its own (journal)
@@ -277,11 +278,23 @@ class Daemon:
         """Why the box is in ``fault`` (None outside it)."""
         return self.safety.fault_reason
 
-    def start(self) -> Daemon:
-        """Build the devices, start the plant and the loop; return after the self-test."""
+    def start(self, *, thread: bool = True) -> Daemon:
+        """Build the devices, start the plant and the loop; return after the self-test.
+
+        ``thread=False`` (tests on a ``FakeClock``): no loop thread; the caller drives the loop
+        with ``daemon.loop.run_pending()`` (the boot has run when this returns)."""
         if self._started:
             return self
         self._started = True
+        if not thread:
+            self._stepped = True
+            self.devices = Devices(
+                self.config, factory=self.factory, post=self.loop.post, guard=self.safety,
+                clock=self.clock,
+            )  # fmt: skip
+            self.loop.post("boot")
+            self.loop.run_pending()
+            return self
         try:
             self.devices = Devices(
                 self.config,
@@ -319,6 +332,8 @@ class Daemon:
             self.loop.stop()
         elif self.loop.on_loop_thread:
             self._shutdown("stop from the loop")
+        elif self._stepped and self.failure is None:
+            self._shutdown("stop")  # no loop thread: the caller's thread is the loop's
         if self.devices is not None:
             self.devices.close()  # outputs off first, then close
         if self.plant is not None:

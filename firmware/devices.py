@@ -186,11 +186,6 @@ class _Guarded(_Part):
         self._guard = guard
         self._on = False
 
-    @property
-    def is_on(self) -> bool:
-        """True while the output is driven."""
-        return self._on
-
     def _mark_on(self) -> None:
         if not self._on:
             self._guard.output_on(self.name, self.max_on_ms)  # deadline first, then the pin
@@ -459,13 +454,11 @@ class Aim(_Part):
         self.servo = self._own(
             AngularServo(pin, min_angle=min_angle, max_angle=max_angle, pin_factory=factory)
         )
-        self.seat: int | None = None
 
     def aim(self, seat: int) -> float:
         """Turn to ``seat``; returns the angle."""
         angle = float(self.seat_angles[seat])
         self.servo.angle = angle
-        self.seat = seat
         return angle
 
     def off(self) -> None:

@@ -177,7 +177,6 @@ class SolenoidDriver(BurstDriver):
         super().__init__(box)
         self.awaiting_card = False  # the last pulse's card has not crossed yet
         self.recovered = True  # recovery time after the last pulse has passed
-        self.pulses = 0  # pulses of the running burst
         box.on_event("pulse_next", lambda event: self.pulse())
         box.on_event("pulse_off", self._on_pulse_off)
         box.on_event("pulse_recovered", self._on_pulse_recovered)
@@ -188,7 +187,7 @@ class SolenoidDriver(BurstDriver):
         return self.box.devices_built().ejector  # type: ignore[return-value]
 
     def start_feed(self, burst: Burst) -> bool:
-        self.awaiting_card, self.recovered, self.pulses = False, True, 0
+        self.awaiting_card, self.recovered = False, True
         return True  # the first pulse comes on entering ``ejecting``
 
     def at_speed(self, burst: Burst) -> None:
@@ -211,7 +210,6 @@ class SolenoidDriver(BurstDriver):
         if burst.feed_ns is None:
             burst.feed_ns = box.clock()
         ejector.pulse_on()
-        self.pulses += 1
         self.awaiting_card = True
         self.recovered = False
         box.loop.set_timer("pulse", ejector.pulse_ms, "pulse_off")

@@ -27,10 +27,6 @@ class ConfigError(LauncherError, ValueError):
     exit_code = EXIT_CONFIG
 
 
-class SafetyError(LauncherError, RuntimeError):
-    """A safety limit tripped (an output ran past its deadline, the duty cap was hit)."""
-
-
 class JournalError(LauncherError, OSError):
     """The journal cannot be opened, read or written (and could not be moved aside)."""
 

@@ -21,11 +21,10 @@ POWER_PINS = ("ejector_forward", "ejector_backward", "ejector_enable", "flywheel
 
 
 class SelfTest(Feature):
-    """Runs the checks; ``last`` is the latest result."""
+    """Runs the checks."""
 
     def __init__(self, box: Daemon) -> None:
         super().__init__(box)
-        self.last: dict[str, Any] | None = None
         box.serve("selftest", self._op_selftest)
 
     def run(self) -> dict[str, Any]:
@@ -53,9 +52,7 @@ class SelfTest(Feature):
             check("jam_model", True, f"mode {jam.params.mode}")
         except ValueError as exc:
             check("jam_model", False, str(exc))
-        result = {"passed": all(c["ok"] for c in checks), "checks": checks}
-        self.last = result
-        return result
+        return {"passed": all(c["ok"] for c in checks), "checks": checks}
 
     def _op_selftest(self, args: dict) -> dict:
         state = self.box.state

@@ -54,8 +54,6 @@ ERROR_CODES: tuple[str, ...] = (
 )
 
 TYPES: tuple[str, ...] = ("event", "cmd", "reply", "ack", "nak")
-ENVELOPE_KEYS = frozenset({"v", "type"})
-EVENT_KEYS = ("seq", "boot", "stream", "t_ms", "kind")
 CMD_KEYS = frozenset({"v", "type", "id", "op"})
 
 EVENT_KINDS: tuple[str, ...] = (
