@@ -68,6 +68,7 @@ TABLE: tuple[Op, ...] = (
             "uptime_ms",
             "locked",
             "ejector",
+            "door",
         ),
         query=True,
     ),
