@@ -117,3 +117,25 @@ def test_no_retraction_when_off_or_for_a_solenoid(make_box) -> None:
     box = make_box({**SOLENOID, "ejector.retract_ms": 90})
     box.command("press")
     assert box.wait_fires(1)[0]["retract_ms"] is None
+
+
+def test_the_bench_measures_the_retraction(make_config, tmp_path, capsys) -> None:
+    import json
+
+    from firmware.cli import main
+    from tests.conftest import run_main
+    from tests.firmware.conftest import write_config
+
+    path = write_config(tmp_path / "bench.toml", {"ejector.retract_ms": 60, **_patterns(SPLIT)})
+    code, out, err = run_main(
+        main,
+        ["bench", "--mock", "--config", str(path), "--presses", "3", "--mode", "dispense",
+         "--burst", "3", "--seed", "2", "--json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    retraction = data["summary"]["timings"]["retract_ms"]
+    assert retraction["count"] == 3 and retraction["min"] >= 60
+    assert all(row["retract_ms"] >= 60 for row in data["presses"] if row.get("planned"))
+    assert data["summary"]["misfeeds"] == 0  # no pattern pauses in a bench run
