@@ -119,7 +119,7 @@ def test_no_retraction_when_off_or_for_a_solenoid(make_box) -> None:
     assert box.wait_fires(1)[0]["retract_ms"] is None
 
 
-def test_the_bench_measures_the_retraction(make_config, tmp_path, capsys) -> None:
+def test_the_bench_measures_the_retraction(tmp_path, capsys) -> None:
     import json
 
     from firmware.cli import main
