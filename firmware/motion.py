@@ -68,6 +68,8 @@ class Motion(Feature):
     def lead(self, burst: Burst) -> bool:
         """Entered ``spinup``: run the steps before the first feed; True while they run (the
         in-flight record goes on with :meth:`~firmware.inflight.InFlight.begin_spinup` after)."""
+        # A new burst: nothing of one that a trip or the door ended mid-step carries over.
+        self._then, self._whirring = None, False
         if not self._next_is_action(burst):
             self._open_feed(burst)
             return False

@@ -139,3 +139,19 @@ def test_the_bench_measures_the_retraction(tmp_path, capsys) -> None:
     assert retraction["count"] == 3 and retraction["min"] >= 60
     assert all(row["retract_ms"] >= 60 for row in data["presses"] if row.get("planned"))
     assert data["summary"]["misfeeds"] == 0  # no pattern pauses in a bench run
+
+
+def test_a_burst_cut_in_a_pause_leaves_nothing_behind(make_box) -> None:
+    box = make_box({**_patterns(SPLIT), "jam.count": 5, "pins.door": 5})
+    d = box.daemon
+    box.command("press")
+    sink = d.sound.sink
+    sink.wait_until(lambda cues: "suspense" in [c.event for c in cues], timeout=20)
+    box.plant.open_door()  # in the 200 ms pause between the two feeds (its cue just played)
+    assert box.wait_fires(1)[0]["reason"] == "fault"
+    assert box.power_outputs_off()
+    box.plant.close_door()
+    assert box.command("reset")["ok"]
+    box.command("press")
+    fire = box.wait_fires(2)[1]
+    assert fire["reason"] == "fired" and fire["ejected"] == 5 and fire["pattern"] == "split"
