@@ -22,7 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.perf.bench_daemon import percentile, write_config  # noqa: E402
+from tests.perf.bench_daemon import (  # noqa: E402
+    latency_settings,
+    percentile,
+    wait_served,
+    write_config,
+)
 
 TRIALS = 200
 GOAL_MS = 200.0
@@ -53,22 +58,7 @@ def bench(tmp: Path) -> tuple[list[float], list[float], list[float], list[str], 
     cfg = config_mod.load(
         write_config(
             tmp / "feedback.toml",
-            {
-                "jam.mode": "fixed",
-                "jam.count": 1,
-                "ejector.soft_start_ms": 0,
-                "ejector.retract_ms": 0,
-                "pins.flywheel": None,
-                "patterns.enabled": False,  # the ejector figure is the plain burst's
-                "attenuation.window_ms": 0,
-                "timing.cooldown_ms": 0,
-                "timing.debounce_ms": 0,
-                "plant.hopper": TRIALS + 10,
-                "plant.feed_interval_ms": 20,
-                "plant.feed_jitter_ms": 0,
-                "plant.beam_ms": 1,
-                "plant.spinup_ms": 0,
-            },
+            latency_settings(TRIALS),  # the same box as bench_daemon's
         )
     )
     factory = MockFactory(pin_class=MockPWMPin)
@@ -122,13 +112,7 @@ def bench(tmp: Path) -> tuple[list[float], list[float], list[float], list[str], 
             sound.append((cue.t_ns - t0) / 1e6)
             ejector.append((motor_stamps[-1] - t0) / 1e6)
             button.drive_high()
-            daemon.wait_for(
-                lambda e, n=i + 1: e["kind"] == "fire" and e["press_id"] == n, timeout=5
-            )
-            while daemon.state != "idle":
-                daemon.wait_for(lambda e: daemon.state == "idle", timeout=5)
-            assert sensor.wait_for_inactive(timeout=5)
-            daemon.call(lambda: None)
+            wait_served(daemon, sensor, i + 1)
     finally:
         daemon.stop()
         ref_button.close()
