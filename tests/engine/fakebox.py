@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.wait import wait_until
 from wire import protocol
 
 RESEND_S = 0.25
@@ -243,11 +244,13 @@ class FakeBox:
                         self._send_event(self.events[seq - 1])
 
     def wait(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-        """Poll `predicate` (box-side state) until true or `timeout`."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """Poll `predicate` (box-side state) until true or `timeout`; False when it never was."""
+
+        def holds() -> bool:
             with self._lock:
-                if predicate():
-                    return True
-            time.sleep(0.005)
-        return False
+                return bool(predicate())
+
+        try:
+            return wait_until(holds, timeout)
+        except AssertionError:
+            return False

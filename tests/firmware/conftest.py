@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DEFAULT_CONFIG
+from tests.wait import WAIT
 
 # Fast but realistic: cards every ~40 ms, no long waits anywhere. The safety and jam timeouts are
 # the exception: generous, because the plant runs on its own thread, and on a busy machine it may
@@ -109,9 +110,6 @@ def make_config(tmp_path: Path) -> Callable[..., Any]:
     return make
 
 
-# How long a helper waits for what a test expects: generous, since a busy machine can be slow,
-# and what is expected comes in milliseconds when all is well.
-WAIT = 20.0
 
 
 class Box:
