@@ -110,8 +110,6 @@ def make_config(tmp_path: Path) -> Callable[..., Any]:
     return make
 
 
-
-
 class Box:
     """A started daemon on mock pins with its plant, plus helpers for tests."""
 

@@ -281,7 +281,8 @@ def test_run_writes_the_sound_log_on_mock_pins(tmp_path: Path) -> None:
     import signal
     import subprocess
     import sys
-    import time
+
+    from tests.wait import wait_until
 
     log = tmp_path / "sound.jsonl"
     proc = subprocess.Popen(
@@ -295,9 +296,8 @@ def test_run_writes_the_sound_log_on_mock_pins(tmp_path: Path) -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
             if '"kind":"fire"' in line:
                 break
-        deadline = time.monotonic() + 30
-        while log.read_text().count("\n") < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)  # the log is written as the cues come; wait for the fire's
+        # the log is written as the cues come: ready, press, and the fire's
+        wait_until(lambda: log.read_text().count("\n") >= 3, what="the fire's cue in the log")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
