@@ -35,5 +35,6 @@ class Aiming(Feature):
         seat = int_arg(args, "seat", 0, seats - 1)
         angle = aim.aim(seat)
         self.seat = seat
+        box.light.refresh()  # the light goes live in that seat's colour
         # degrees: an int when whole (as docs/protocol.md shows), else the float
         return {"seat": seat, "angle": int(angle) if float(angle).is_integer() else angle}

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "diagram": "firmware.machine",
     "send": "firmware.send",
     "bench": "firmware.bench",
+    "sound": "firmware.sound_cli",
 }
 
 

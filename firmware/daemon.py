@@ -26,17 +26,23 @@ from collections.abc import Callable
 from typing import Any
 
 from firmware.aiming import Aiming
+from firmware.attenuation import Attenuation
 from firmware.devices import Devices
+from firmware.door import Door
 from firmware.drivers import driver_for
 from firmware.errors import CommandError, JournalError, LauncherError
 from firmware.feedback import Feedback
 from firmware.hopper import Hopper
 from firmware.inflight import Burst, InFlight
+from firmware.light import Light
 from firmware.loop import Event, Loop
 from firmware.machine import LauncherModel, build_machine
+from firmware.motion import Motion
 from firmware.presses import Press, PressQueue
 from firmware.safety import Safety
 from firmware.selftest import SelfTest
+from firmware.settings import Settings
+from firmware.sound import SoundCues
 from wire import protocol
 from wire.ops import BOX_OPS
 
@@ -112,6 +118,14 @@ class Daemon:
         self.feedback = Feedback(self)
         self.selftest = SelfTest(self)
         self.aiming = Aiming(self)
+        # The box's character (docs/personality.md): settings first (they apply the stored jam
+        # model and hold the personality switches the others read).
+        self.settings = Settings(self)
+        self.sound = SoundCues(self)
+        self.light = Light(self)
+        self.door = Door(self)
+        self.attenuation = Attenuation(self)
+        self.motion = Motion(self)
         self.serve("status", self._op_status)
         unserved = [op for op in BOX_OPS if op not in self.ops]
         if unserved:
@@ -324,6 +338,7 @@ class Daemon:
             self.devices.close()  # outputs off first, then close
         if self.plant is not None:
             self.plant.stop()
+        self.sound.close()
 
     def __enter__(self) -> Daemon:
         return self.start()
@@ -501,7 +516,7 @@ class Daemon:
 
     def _op_status(self, args: dict) -> dict:
         result: dict[str, Any] = {"state": self.state}
-        for feature in (self.hopper, self.presses, self.aiming, self.safety):
+        for feature in (self.hopper, self.presses, self.aiming, self.safety, self.door):
             result.update(feature.status())
         result["uptime_ms"] = (self.clock() - self._boot_ns) // _MS
         result["ejector"] = self.config.ejector.kind

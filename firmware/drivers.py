@@ -56,6 +56,14 @@ class BurstDriver(Feature):
         """One unjam retry after a card timeout."""
         raise NotImplementedError
 
+    def resume_feed(self, burst: Burst) -> None:
+        """Feed again after a motion pattern's pause (``burst.left`` more cards)."""
+        raise NotImplementedError
+
+    def retract(self, burst: Burst) -> int:
+        """Start the reverse phase after the planned cards are out; its length in ms (0: none)."""
+        return 0
+
     def stop(self) -> None:
         """Drop this driver's timers (the burst is over)."""
         for name in self.TIMERS:
@@ -71,13 +79,14 @@ class MotorDriver(BurstDriver):
 
     kind = "motor"
     coasts = True
-    TIMERS = ("ramp", "reverse")
+    TIMERS = ("ramp", "reverse", "retract")
 
     def __init__(self, box: Daemon) -> None:
         super().__init__(box)
         self.ramp_step = 0
         box.on_event("ramp", self._on_ramp)
         box.on_event("reverse_done", self._on_reverse_done)
+        box.on_event("retract_done", self._on_retract_done)
 
     @property
     def ejector(self) -> MotorEjector:
@@ -117,6 +126,31 @@ class MotorDriver(BurstDriver):
 
     def card(self, burst: Burst) -> None:
         self.box.inflight.arm_card_timeout()
+
+    def resume_feed(self, burst: Burst) -> None:
+        box = self.box
+        ejector = self.ejector
+        ejector.resume()
+        box.devices_built().sensor.arm_cutoff(box.inflight.last_edge + burst.left, ejector.halt)
+        box.inflight.arm_card_timeout()
+        ejector.forward(burst.feed_speed if ejector.has_speed_control else 1.0)
+
+    def retract(self, burst: Burst) -> int:
+        """``[ejector] retract_ms`` backwards at ``retract_speed`` (under the same max-on
+        guard as any motor run; the config keeps it below ``ejector_max_on_ms``)."""
+        cfg = self.box.config.ejector
+        if cfg.retract_ms <= 0:
+            return 0
+        self.ejector.backward(cfg.retract_speed)
+        burst.retract_ns[:] = [self.box.clock()]
+        self.box.loop.set_timer("retract", cfg.retract_ms, "retract_done")
+        return cfg.retract_ms
+
+    def _on_retract_done(self, event: Event) -> None:
+        self.ejector.off()
+        burst = self.box.inflight.burst
+        if burst is not None and len(burst.retract_ns) == 1:
+            burst.retract_ns.append(self.box.clock())
 
     def unjam(self, burst: Burst) -> None:
         self.ejector.backward()
@@ -199,6 +233,11 @@ class SolenoidDriver(BurstDriver):
         self.box.loop.cancel_timer("card_timeout")
         if self.recovered:
             self.pulse()
+
+    def resume_feed(self, burst: Burst) -> None:
+        # a pattern's pause is longer than any recovery: pulse at once (the duty cap still rules)
+        self.awaiting_card, self.recovered = False, True
+        self.pulse()
 
     def unjam(self, burst: Burst) -> None:
         self.awaiting_card = False

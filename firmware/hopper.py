@@ -94,11 +94,14 @@ class Hopper(Feature):
             elif box.state == "empty" and self.count != 0:
                 box.model.clear(why="hopper refilled")
                 box.presses.pump()
-        elif name == "door" and not active and inflight.burst is not None:
-            # A settling burst is over already (feed off): settled() sends its fire; else trip.
-            settled = inflight.settled()
-            if not settled:
-                box.safety.trip("door", "hopper door opened during a burst")
+        elif name == "door":
+            if not active and inflight.burst is not None:
+                # A settling burst is over already (feed off): settled() sends its fire; else
+                # trip.
+                settled = inflight.settled()
+                if not settled:
+                    box.safety.trip("door", "hopper door opened during a burst")
+            box.door.changed()  # maintenance mode: warnings while open, ready once shut
 
     def _op_load(self, args: dict) -> dict:
         box = self.box

@@ -23,10 +23,12 @@ from firmware.loop import Event
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
+    from firmware.patterns import Step
     from firmware.presses import Press
 
 _MS = 1_000_000
-BURST_TIMERS = ("burst", "card_timeout")  # the in-flight record's own timer names
+# the in-flight record's own timer names, and the motion pattern's steps (firmware/motion.py)
+BURST_TIMERS = ("burst", "card_timeout", "motion")
 
 
 @dataclass
@@ -43,6 +45,12 @@ class Burst:
     retries: int = 0  # unjam retries so far (reported in the fire event)
     waiting_beam: bool = False  # spin-up waits for a card still in the beam to leave it
     settling: bool = False  # planned cards out, feed off: still counting until ``settle_ms``
+    pattern: str | None = None  # the motion pattern dressing it (reported in the fire)
+    steps: list[Step] = field(default_factory=list)  # its resolved steps (firmware/motion.py)
+    step: int = 0  # the next step to run
+    feed_to: int | None = None  # the feed step running stops at this many cards (None: planned)
+    feed_speed: float = 1.0  # speed of a feed resumed after a pause
+    retract_ns: list[int] = field(default_factory=list)  # reverse phase: [on] or [on, off]
 
     def card_ms(self) -> list[int]:
         """Milliseconds from feed start to each card."""
@@ -51,8 +59,16 @@ class Burst:
 
     @property
     def left(self) -> int:
-        """Planned cards not counted yet."""
-        return max(0, self.planned - len(self.cards))
+        """Cards the feed running now is still to bring: the planned cards not counted yet, up
+        to the end of the pattern's feed step (0 while a pattern pauses the feed)."""
+        end = self.planned if self.feed_to is None else min(self.planned, self.feed_to)
+        return max(0, end - len(self.cards))
+
+    def retract_ms(self) -> int | None:
+        """How long the reverse phase ran (None: none ran)."""
+        if len(self.retract_ns) < 2:
+            return None
+        return (self.retract_ns[1] - self.retract_ns[0]) // _MS
 
 
 class InFlight(Feature):
@@ -70,10 +86,20 @@ class InFlight(Feature):
         box.on_event("card_timeout", self._on_card_timeout)
         box.on_event("settled", lambda event: self.settled())
 
-    def start(self, press: Press, planned: int, dry_streak: int) -> None:
-        """Fire ``press``: ``planned`` cards (the press queue's plan)."""
+    def start(
+        self,
+        press: Press,
+        planned: int,
+        dry_streak: int,
+        *,
+        pattern: tuple[str, list[Step]] | None = None,
+    ) -> None:
+        """Fire ``press``: ``planned`` cards (the press queue's plan), dressed in ``pattern``
+        (its name and steps, from ``box.motion.choose``) if given."""
         box = self.box
         self.burst = Burst(press, planned, dry_streak, started_ns=box.clock())
+        if pattern is not None:
+            self.burst.pattern, self.burst.steps = pattern[0], list(pattern[1])
         why = "button press" if press.press_id is None else f"press {press.press_id}"
         box.model.start_burst(why=why)  # the ejector starts here
         box.presses.register(press)
@@ -102,9 +128,13 @@ class InFlight(Feature):
 
     # ------------------------------------------------------------------ spin-up
 
-    def begin_spinup(self) -> None:
-        """Entered ``spinup``: wait for a clear beam, flywheel (if fitted), then the feed."""
+    def begin_spinup(self, *, lead_done: bool = False) -> None:
+        """Entered ``spinup``: the pattern's lead (pauses, whirs), then wait for a clear beam,
+        the flywheel (if fitted), then the feed."""
         box = self.box
+        assert self.burst is not None
+        if not lead_done and box.motion.lead(self.burst):
+            return  # motion calls back here once its lead is done
         if box.devices_built().sensor.is_active:
             # The last card may still be in the beam; feed only once it clears, or a card would
             # go uncounted. A beam that stays broken is a stuck sensor (``sensor_blocked``).
@@ -180,6 +210,8 @@ class InFlight(Feature):
         if len(burst.cards) >= burst.planned:
             self._burst_done()
             return
+        if burst.left == 0 and box.motion.between(burst):
+            return  # the pattern pauses the feed between two of its feed steps
         box.driver.card(burst)
 
     def _burst_done(self) -> None:
@@ -198,7 +230,10 @@ class InFlight(Feature):
             return
         self.outputs_off()  # feed (and flywheel) off now; the state stays until the fire
         burst.settling = True
-        self.box.loop.set_timer("settle", settle, "settled")
+        # The reverse phase (``retract_ms``) pulls a half-ejected card back; the burst ends
+        # once it is over too, so the fire comes with every output off.
+        retract = self.box.driver.retract(burst)
+        self.box.loop.set_timer("settle", max(settle, retract), "settled")
 
     def settled(self) -> bool:
         """End a settling burst (``fired``); True when there was one."""
@@ -242,6 +277,8 @@ class InFlight(Feature):
         box = self.box
         self.outputs_off()
         box.loop.cancel_timer("settle")
+        if len(burst.retract_ns) == 1:
+            burst.retract_ns.append(box.clock())  # cut short (the motor is off now)
         self.burst = None
         self.last_press_id = burst.press.press_id
         if burst.settling:

@@ -40,6 +40,8 @@ class Press:
     source: str
     t_ns: int
     count: int | None = None
+    rapid: int = 0  # its place in a run of rapid button presses (firmware/attenuation.py)
+    cut: int = 0  # cards the attenuation took from its burst
 
 
 class PressQueue(Feature):
@@ -87,6 +89,8 @@ class PressQueue(Feature):
         """
         box = self.box
         press = Press(None, source, t_ns or box.clock(), count)
+        if source == "button":
+            press.rapid = box.attenuation.note(press.t_ns)
         state = box.state
         if not (fast and state == "idle" and not self.queue and box.inflight.burst is None):
             self.register(press)
@@ -94,7 +98,7 @@ class PressQueue(Feature):
             self.refuse(press, "stopping")
         elif state in LATCHED_STATES:
             self.refuse(press, state)
-        elif source != "dispense" and self._locked_out():
+        elif self._locked_out(source):
             self.refuse(press, "locked")
         elif len(self.queue) >= box.config.limits.press_queue:
             self.refuse(press, "queue_full")
@@ -102,8 +106,9 @@ class PressQueue(Feature):
             self.queue.append(press)  # journaled: a crash now gets it an ``interrupted`` fire
         return press.press_id
 
-    def _locked_out(self) -> bool:
-        return self.host_locked or self.box.hopper.door_open()
+    def _locked_out(self, source: str) -> bool:
+        # The host's lock leaves dispense (the rules' draws) alone; an open door stops all.
+        return (source != "dispense" and self.host_locked) or self.box.hopper.door_open()
 
     def register(self, press: Press) -> None:
         """Give ``press`` its id and journal its ``press`` event (once).
@@ -123,7 +128,7 @@ class PressQueue(Feature):
         box = self.box
         while self.queue and box.state in RESTING_STATES and box.inflight.burst is None:
             press = self.queue.popleft()
-            if press.source != "dispense" and self._locked_out():
+            if self._locked_out(press.source):
                 self.refuse(press, "locked")
                 continue
             hopper = box.hopper
@@ -136,10 +141,14 @@ class PressQueue(Feature):
                 planned = press.count if hopper.count is None else min(press.count, hopper.count)
             else:
                 planned = self.jam.plan(hopper.count)
-            if planned == 0:
+                if press.rapid:
+                    kept = box.attenuation.cut(planned, press.rapid)
+                    press.cut, planned = planned - kept, kept
+            pattern = box.motion.choose(press, planned)
+            if planned == 0 and pattern is None:
                 self.fire(press, planned=0, ejected=0, reason="dry", dry_streak=dry_before)
                 continue
-            box.inflight.start(press, planned, dry_before)
+            box.inflight.start(press, planned, dry_before, pattern=pattern)
             return
 
     def _on_state(self, source: str, dest: str, why: str) -> None:
@@ -199,6 +208,9 @@ class PressQueue(Feature):
             hopper=box.hopper.count,
             extra=max(0, ejected - planned),
             retries=burst.retries if burst is not None else 0,
+            pattern=burst.pattern if burst is not None else None,
+            cut=press.cut,
+            retract_ms=burst.retract_ms() if burst is not None else None,
         )
 
     def answer_interrupted(self) -> None:
@@ -228,6 +240,9 @@ class PressQueue(Feature):
                 hopper=box.hopper.count,
                 extra=max(0, ejected - planned),
                 retries=0,
+                pattern=None,
+                cut=0,
+                retract_ms=None,
             )
 
     # ------------------------------------------------------------------ ops
@@ -243,6 +258,8 @@ class PressQueue(Feature):
             raise CommandError(state.upper(), f"the box is {state}; clear it first")
         if state in ("booting", "stopping"):
             raise CommandError("BUSY", f"the box is {state}")
+        if box.hopper.door_open():
+            raise CommandError("LOCKED", "the hopper door is open: nothing moves until it shuts")
         if len(self.queue) >= box.config.limits.press_queue:
             raise CommandError("BUSY", "the press queue is full")
         return {"press_id": self.accept("dispense", count=count)}
@@ -270,4 +287,5 @@ class PressQueue(Feature):
         except ValueError as exc:
             raise CommandError("BAD_ARG", str(exc)) from None
         self.jam.set_params(new)
+        self.box.settings.remember_jam(params)  # kept beside the journal for the next start
         return {"params": new.to_dict()}

@@ -76,6 +76,16 @@ def _run(args: argparse.Namespace) -> int:
     mock = bool(args.mock or mock_requested())
     if args.plant_state and not mock:
         raise UsageError("--plant-state needs --mock (the plant only exists on mock pins)")
+    if args.sound_log and not mock:
+        raise UsageError("--sound-log needs --mock (on a Pi the cues play through the speaker)")
+    sound_log = None
+    if args.sound_log:
+        try:
+            sound_log = open(args.sound_log, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise UsageError(
+                f"--sound-log {args.sound_log}: cannot write: {exc.strerror or exc}"
+            ) from None
     from wire.ports import BOX_WORDS, check_port
 
     # Before anything starts: a bad --port is the only line printed (PortError, exit 2).
@@ -126,6 +136,8 @@ def _run(args: argparse.Namespace) -> int:
     printer: _Printer | None = _Printer() if args.console else None
     daemon = Daemon(cfg, factory=factory, journal=journal, plant=plant, config_path=str(path))
     daemon.set_watchdog(notify.watchdog_interval(), notify.watchdog)
+    if sound_log is not None and daemon.sound.sink is not None:
+        daemon.sound.sink.log_to(sound_log)  # the demo's transcript of what would have played
     if printer is not None:
         daemon.subscribe(printer.put)
     link = None
@@ -170,6 +182,8 @@ def _run(args: argparse.Namespace) -> int:
             printer.stop()
         with contextlib.suppress(Exception):
             journal.close()
+        if sound_log is not None:
+            sound_log.close()
         if pins_lock is not None:
             pins_lock.release()
         signal.set_wakeup_fd(-1)
@@ -242,6 +256,11 @@ def register(subparsers: Any) -> None:
         "--plant-state",
         metavar="PATH",
         help="with --mock: keep the simulated hopper in this JSON file across restarts",
+    )
+    parser.add_argument(
+        "--sound-log",
+        metavar="PATH",
+        help="with --mock: write each sound cue the box would play as a JSON line to PATH",
     )
     parser.add_argument(
         "--console",

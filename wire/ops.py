@@ -68,6 +68,7 @@ TABLE: tuple[Op, ...] = (
             "uptime_ms",
             "locked",
             "ejector",
+            "door",
         ),
         query=True,
     ),
@@ -118,6 +119,25 @@ TABLE: tuple[Op, ...] = (
         reply=("passed", "checks"),
         errors=("BUSY", "FAULT"),
         query=True,
+    ),
+    # The box's personality settings (docs/personality.md); kept beside the journal.
+    Op(
+        "settings.get",
+        "show the personality settings in force and what is stored",
+        reply=("settings", "stored", "jam_stored", "persistent"),
+        query=True,
+    ),
+    Op(
+        "settings.set",
+        "change personality settings (never a limit); kept for the next start",
+        args=(Arg("settings", "object", required=True),),
+        reply=("settings", "stored", "jam_stored", "persistent"),
+        errors=("BAD_ARG",),
+    ),
+    Op(
+        "settings.reset",
+        "factory reset: forget stored settings and jam parameters",
+        reply=("settings", "stored", "jam_stored", "persistent"),
     ),
 )
 

@@ -427,6 +427,11 @@ def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
             raise _bad_arg(cmd_id, op, "give exactly one of 'count' (cards added) or 'total'")
         name = "count" if "count" in args else "total"
         _check_count(cmd_id, op, name, args[name])
+    elif op == "settings.set":
+        values = args.get("settings")
+        if not isinstance(values, dict) or not values:
+            # the names and their ranges are the box's (firmware/settings.py: BAD_ARG names them)
+            raise _bad_arg(cmd_id, op, "settings must be a non-empty object of settings")
     elif op == "model.set":
         params = args.get("params")
         if not isinstance(params, dict) or not params:

@@ -96,6 +96,10 @@ def fire_result(event: dict[str, Any]) -> str:
         extras.append(f"hopper {event['hopper']}")
     if event.get("retries"):
         extras.append(f"unjam retries {event['retries']}")
+    if event.get("pattern"):
+        extras.append(f"pattern {event['pattern']}")
+    if event.get("cut"):
+        extras.append(f"{event['cut']} cut for rapid presses")
     tail = f" ({', '.join(extras)})" if extras else ""
     return (
         f"press {event.get('press_id')}: {event.get('reason')}"

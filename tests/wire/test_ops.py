@@ -62,5 +62,18 @@ def test_the_box_serves_exactly_the_table_and_refuses_an_op_outside_it():
 def test_launcher_send_lists_the_ops_a_command_line_can_give():
     from firmware.send import OPS
 
-    assert set(OPS) == {*ops.BOX_OPS, "watch"} - {"model.set"}
+    objects = {op.name for op in ops.TABLE if any(a.shape == "object" for a in op.args)}
+    assert objects == {"model.set", "settings.set"}  # an object is no command-line argument
+    assert set(OPS) == {*ops.BOX_OPS, "watch"} - objects
     assert OPS["dispense"] == (("count",), ops.OPS["dispense"].help)
+
+
+def test_a_fire_result_names_its_pattern_and_cut():
+    from wire.text import fire_result
+
+    event = {"press_id": 4, "reason": "fired", "ejected": 2, "planned": 2, "dry_streak": 0,
+             "pattern": "split", "cut": 2}  # fmt: skip
+    assert fire_result(event) == (
+        "press 4: fired 2 of 2 cards (dry streak 0, pattern split, 2 cut for rapid presses)"
+    )
+    assert "pattern" not in fire_result({**event, "pattern": None, "cut": 0})
