@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import collections
 import contextlib
 import ctypes
 import json
@@ -189,6 +190,7 @@ class MockBox:
         self.journal = self.workdir / "journal.db"
         self.plant_state = self.workdir / "plant.json"
         self.log_path = self.workdir / "launcher.log"
+        self.sound_log = self.workdir / "sounds.jsonl"  # what the box would have played
         self.proc: subprocess.Popen[bytes] | None = None
         self.port: str | None = None
         self._log: Any = None
@@ -209,7 +211,19 @@ class MockBox:
             str(self.plant_state),
             "--config",
             str(self.config_path),
+            "--sound-log",
+            str(self.sound_log),
         ]
+
+    def sounds(self) -> dict[str, int]:
+        """How many cues of each event the box would have played (its `--sound-log`), most
+        frequent first; empty when the config has no sound."""
+        counts: collections.Counter[str] = collections.Counter()
+        with contextlib.suppress(OSError):
+            for line in self.sound_log.read_text(encoding="utf-8").splitlines():
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    counts[str(json.loads(line)["event"])] += 1
+        return dict(counts.most_common())
 
     def start(self, timeout: float = START_TIMEOUT_S) -> str:
         """Start the child and wait for its `PORT /dev/pts/N` line; returns the port."""
@@ -739,6 +753,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     try:
         with signals_as_interrupt(), mock_box(config_text) as (box, client):
             summary = Demo.for_args(args, box, client, screen).run()
+            summary["sounds"] = box.sounds()  # its folder goes with the box
     except KeyboardInterrupt:
         screen.line()
         screen.line("interrupted: stopping the box")
@@ -765,3 +780,6 @@ def show_summary(screen: Screen, s: dict[str, Any]) -> None:
         f"cards conserved: {'yes' if s['conserved'] else 'NO'}"
         + (f"; box stopped (exit {s['box_exit']})" if "box_exit" in s else "")
     )
+    if s.get("sounds"):
+        cues = ", ".join(f"{event} {n}" for event, n in s["sounds"].items())
+        screen.line(f"  the box's sounds: {sum(s['sounds'].values())} cues ({cues})")

@@ -138,6 +138,10 @@ def test_a_whole_seeded_game_through_the_box():
     # No process is left behind: the box child was stopped and reaped.
     assert summary["box_exit"] == 0
     assert gone(summary["box_pid"])
+    # the transcript's sounds: the mock box's recording sink, one press cue per press
+    sounds = summary["sounds"]
+    assert sounds["press"] == summary["presses"] and sounds["ready"] == 1
+    assert f"the box's sounds: {sum(sounds.values())} cues (" in out
 
 
 def _box_child(demo_pid: int, timeout: float = 20.0) -> psutil.Process:
