@@ -17,6 +17,8 @@ import platform
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
+import i18n
+
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattack` come in
@@ -145,6 +147,11 @@ def build_parser(
     """
     parser = _Parser(prog=prog, description=description)
     parser.add_argument("--version", action=_Version)
+    parser.add_argument(  # taken off the command line by `run` (i18n.choose), wherever it is
+        "--lang",
+        metavar="LANG",
+        help=f"language of the messages: {', '.join(i18n.LANGUAGES)} (default: from LANG)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     names = [commands[command]] if command in commands else list(commands.values())
@@ -170,6 +177,11 @@ def run(
     program's error base, with an `exit_code`) and any unusable file become one stderr line."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _tolerate_narrow_stdout()
+    try:
+        argv = i18n.choose(argv)  # --lang, else the environment's language, else English
+    except i18n.LanguageError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     command = argv[0] if argv and argv[0] in commands else None
     args = build_parser(prog, description, commands, command).parse_args(argv)
     try:
