@@ -26,7 +26,7 @@ from engine.errors import InputError, NoMatch, RuleError, UnoError
 from engine.game import Action
 from engine.rules import PRESET_NAMES, Rules, rules_for
 from engine.scoring import SCORING_MODES, decide, round_gains
-from engine.words import COLOUR_NAMES, colour_name, plural, seat_pattern
+from engine.words import COLOUR_NAMES, colour_name, plural, seat_pattern, shown
 from i18n import _, ngettext
 
 __all__ = ["MODES", "STATE_VERSION", "Referee", "check_names", "plural"]
@@ -373,7 +373,7 @@ class Referee:
         self.phase = "play"
         msgs = [
             _("round {round}: {dealer} dealt, {card} turned up").format(
-                round=self.round_no, dealer=self.name(self.dealer), card=card
+                round=self.round_no, dealer=self.name(self.dealer), card=shown(card)
             )
         ]
         if rnd.direction == -1:
@@ -470,7 +470,7 @@ class Referee:
         if EFFECTS[first.face].challengeable:
             self.wd4_color = prev_color
         who = self.name(player)
-        text = " ".join(str(c) for c in cards)
+        text = shown(*cards)
         if seat is not None:
             said = _("{player} jumps in with {cards}")
         elif discarded:
@@ -857,7 +857,7 @@ class Referee:
             arrow = _("left (clockwise)") if self.direction == 1 else _("right (counter-clockwise)")
             lines.append(
                 _("top {card}, colour {colour}, play goes {way}").format(
-                    card=self.top, colour=colour_name(self.color), way=arrow
+                    card=shown(self.round.top), colour=colour_name(self.color), way=arrow
                 )
             )
             for s in self.active_seats():

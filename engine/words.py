@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from i18n import N_, Nn_, _, ngettext, number
+from i18n import N_, Nn_, _, current, ngettext, number
 
 __all__ = [
     "card_name",
@@ -84,9 +84,13 @@ def card_name(card: object) -> str:
     return _("{colour} {face}").format(colour=colour_name(color), face=face)
 
 
-def shown(card: object) -> str:
-    """Notation with the name beside it, as the table shows a card: `RH2 (red Hit 2)`."""
-    return f"{card} ({card_name(card)})"
+def shown(*cards: object) -> str:
+    """Cards as the table shows them: the notation people type, and in a language other than
+    English (whose names the notation abbreviates) the names beside it: `RH2 (Hit 2 สีแดง)`."""
+    text = " ".join(map(str, cards))
+    if current().code == "en":
+        return text
+    return f"{text} ({', '.join(map(card_name, cards))})"
 
 
 def seat_label(seat: int) -> str:
