@@ -86,9 +86,10 @@ def test_welsh_counts_with_its_own_plural_forms(tmp_path, monkeypatch, capsys):
 def test_the_environment_picks_the_language_and_a_bad_lang_is_one_line(tmp_path):
     env = {"PATH": "", "LANG": "zh_TW.UTF-8", "PYTHONPATH": str(ROOT)}
     run = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "table", "--port", "none", "--players", "Ann,Bob"]
-        + ["--state", str(tmp_path / "t.json")],  # noqa: RUF005 (reads as the command line)
-
+        [
+            *(sys.executable, "-m", "engine.cli", "table", "--port", "none"),
+            *("--players", "Ann,Bob", "--state", str(tmp_path / "t.json")),
+        ],
         input="quit\n",
         capture_output=True,
         text=True,
