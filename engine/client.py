@@ -11,7 +11,8 @@ that bargain lives here:
   resumes where it stopped: `hello` carries it and the box replays everything after it;
 - commands get an id and are resent with the same id until a reply arrives (the box answers a
   repeated id with its stored reply and never runs it twice);
-- a vanished port is reopened with back-off for ever, followed by a fresh `hello`.
+- a vanished port is reopened with back-off for ever, followed by a fresh `hello` (except a
+  pty's own path, `/dev/pts/N`: it never comes back for the same box, `ports.is_pty`).
 
 The wire format itself is `firmware.protocol`; nothing here touches GPIO.
 """
@@ -228,6 +229,8 @@ class BoxClient:
         self._gap_seq = 0  # first missing seq of the gap being waited for, and since when
         self._gap_since = 0.0
         self._closed = False
+        self._pty = False  # the port is a pty slave: never reopened once it vanishes
+        self._gone: str | None = None  # why the box can no longer be reached, once it cannot
 
     # ----------------------------------------------------------------------------------------
     # lifecycle
@@ -249,6 +252,7 @@ class BoxClient:
                 raise BoxError("BAD_PORT", f"cannot use port {self.port!r}: {exc}") from None
             except (serial.SerialException, OSError) as exc:
                 raise BoxError(*ports.open_failure(self.port, exc)) from None
+            self._pty = ports.is_pty(self.port)
             self._attach(ser)
             self._thread = threading.Thread(
                 target=self._run, name=f"box-reader {self.port}", daemon=True
@@ -256,6 +260,8 @@ class BoxClient:
             self._thread.start()
         if not self._online.wait(self.timeout):
             self.close()
+            if self._gone:
+                raise BoxError("UNREACHABLE", self._gone)
             raise BoxError(
                 "TIMEOUT", f"no answer from a box on {self.port} within {self.timeout:g} s"
             )
@@ -318,9 +324,12 @@ class BoxClient:
                     )
                 if self._closed:
                     raise BoxError("CLOSED", f"client closed while waiting for {op!r}")
+                if self._gone:
+                    raise BoxError("UNREACHABLE", self._gone)
                 if not self._online.is_set():
-                    # port down or hello not answered yet: resend once it is back
-                    self._online.wait(min(remaining, RETRY_MAX_S))
+                    # port down or hello not answered yet: resend once it is back (the wait is
+                    # short so a port gone for good is noticed soon)
+                    self._online.wait(min(remaining, RETRY_FIRST_S))
                     continue
                 if self._write(line):
                     if sends:
@@ -333,6 +342,8 @@ class BoxClient:
             with self._cond:
                 self._pending.pop(cmd_id, None)
         reply = pending.reply
+        if reply is None and self._gone:
+            raise BoxError("UNREACHABLE", self._gone)
         if reply is None:
             raise BoxError("CLOSED", f"client closed while waiting for {op!r}")
         if not reply.get("ok"):
@@ -412,6 +423,8 @@ class BoxClient:
                         break
                     if self._closed:
                         return
+                    if self._gone:
+                        raise BoxError("UNREACHABLE", self._gone)
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
                         return
@@ -427,6 +440,8 @@ class BoxClient:
                 left = deadline - time.monotonic()
                 if self._closed:
                     raise BoxError("CLOSED", f"client closed while waiting for press {press_id}")
+                if self._gone:
+                    raise BoxError("UNREACHABLE", self._gone)
                 if left <= 0:
                     raise BoxError(
                         "TIMEOUT", f"no fire result for press {press_id} within {timeout:g} s"
@@ -444,6 +459,9 @@ class BoxClient:
         reopen_wait = REOPEN_FIRST_S
         while not self._stop.is_set():
             ser = self._ser
+            if ser is None and self._pty:
+                self._lose_for_good()
+                return
             if ser is None:
                 try:
                     ser = _open_port(self.port)
@@ -470,6 +488,20 @@ class BoxClient:
             except Exception:
                 # a bug here must not silence the link for good: the box resends what we miss
                 log.exception("host link: handling frames from %s failed", self.port)
+
+    def _lose_for_good(self) -> None:
+        """The box's pty is gone: its path will soon name some other pty (docs/protocol.md), so
+        stop here and let every waiting call raise the one line instead of reaching a stranger."""
+        self._gone = (
+            f"the box's pseudo-terminal {self.port} is gone (a restarted `launcher run --port pty`"
+            " prints a new PORT path: connect to that)"
+        )
+        log.warning("%s", self._gone)
+        self._online.clear()
+        with self._cond:
+            for pending in self._pending.values():
+                pending.done.set()
+            self._cond.notify_all()
 
     def _attach(self, ser: serial.SerialBase) -> None:
         with self._write_lock:

@@ -28,6 +28,7 @@ __all__ = [
     "FORMS",
     "PortError",
     "check_port",
+    "is_pty",
     "open_failure",
     "reason",
     "serial_ports",
@@ -190,6 +191,21 @@ def _tty_driver(major: int, minor: int) -> str | None:
         if low.isdigit() and int(low) <= minor <= int(high if high.isdigit() else low):
             return fields[4]
     return ""
+
+
+def is_pty(port: str) -> bool:
+    """True when `port` names a pseudo-terminal's slave directly (`/dev/pts/N`, not a symlink to
+    one). Such a path dies with the program that made the pty and its number is soon given to
+    another pty, so a client must never reopen it: it would reach whatever opened next (another
+    box, another terminal). A stable symlink (the way udev names USB serial ports) is followed
+    anew at every open instead."""
+    try:
+        mode = os.lstat(port)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISCHR(mode.st_mode):
+        return False
+    return _tty_driver(os.major(mode.st_rdev), os.minor(mode.st_rdev)) == "pty:slave"
 
 
 def reason(exc: BaseException) -> str:

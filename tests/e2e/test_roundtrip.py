@@ -105,3 +105,18 @@ def test_the_fast_config_settles_a_motor_burst_in_one_feed_slot(tmp_path: Path) 
     slot = cfg.plant.feed_interval_ms + cfg.plant.feed_jitter_ms + cfg.plant.beam_ms
     assert cfg.timing.settle_ms == slot  # not the default 100 ms on every motor burst
     assert cfg.timing.settle_ms >= 2 * cfg.plant.beam_ms
+
+
+def test_a_client_never_reopens_a_pty_that_died_with_its_box(box: BoxProcess) -> None:
+    # A pty's number goes to the next pty made on the machine (another box, another test's box):
+    # reopening the old path would reach a stranger, so the client stops with one line.
+    old_port = box.port
+    with BoxClient(old_port, timeout=10) as client:
+        assert client.status()["state"] == "idle"
+        box.stop()
+        with pytest.raises(BoxError) as gone:
+            client.command("status")
+        assert gone.value.code == "UNREACHABLE" and "is gone" in str(gone.value)
+        with pytest.raises(BoxError, match="is gone"):
+            list(client.events())  # what came before the end first, then the one line
+        assert client.stats.reconnects == 0
