@@ -53,10 +53,13 @@ from engine.sim import (
     open_executor,
     play_block,
 )
+from engine.words import plural
 from firmware import config as box_config
 from firmware.commandline import whole_number
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
+from i18n import _, number
+from i18n.layout import columns
 
 MAX_SETTINGS = 10_000
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -663,35 +666,73 @@ def _write(path: str, text: str) -> None:
 
 def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) -> str:
     """The human-readable report: one line per setting finished."""
-    head = (
-        f"{'#':>3}  {'setting':<30}{'rounds':>7}{'turns':>7}{'presses':>8}{'cards':>7}"
-        f"{'min':>6}{'dry':>5}{'c/hit':>6}{'decided':>8}  wins"
-    )
-    lines = [head]
+    rows = [
+        [
+            "#",
+            _("setting"),
+            _("rounds"),
+            _("turns"),
+            _("presses"),
+            _("cards"),
+            _("min"),
+            _("dry"),
+            _("c/hit"),
+            _("decided"),
+            _("wins"),
+        ]
+    ]
+
+    def share(value: float) -> str:
+        return _("{percent}%").format(percent=number(round(value * 100)))
+
     for data in summaries:
         per, hits = data["per_game"], data["hits"]
-        dry = "-" if hits["dry_share"] is None else f"{hits['dry_share']:.0%}"
-        per_hit = "-" if hits["cards_per_hit"] is None else f"{hits['cards_per_hit']:.2f}"
-        wins = " ".join(f"{bot} {share:.0%}" for bot, share in data["wins_by_bot"].items())
+        dry = "-" if hits["dry_share"] is None else share(hits["dry_share"])
+        per_hit = "-" if hits["cards_per_hit"] is None else number(hits["cards_per_hit"], 2)
+        wins = " ".join(f"{bot} {share(s)}" for bot, s in data["wins_by_bot"].items())
         label = data["label"] if len(data["label"]) <= 29 else data["label"][:28] + "…"
-        lines.append(
-            f"{data['index']:>3}  {label:<30}{per['rounds']['mean']:>7.1f}"
-            f"{per['turns']['mean']:>7.0f}{per['presses']['mean']:>8.0f}"
-            f"{per['cards_fired']['mean']:>7.0f}{per['minutes']['mean']:>6.0f}{dry:>5}"
-            f"{per_hit:>6}{data['launcher_decided']:>8.0%}  {wins}"
+        rows.append(
+            [
+                str(data["index"]),
+                label,
+                number(per["rounds"]["mean"], 1),
+                number(per["turns"]["mean"], 0),
+                number(per["presses"]["mean"], 0),
+                number(per["cards_fired"]["mean"], 0),
+                number(per["minutes"]["mean"], 0),
+                dry,
+                per_hit,
+                share(data["launcher_decided"]),
+                wins,
+            ]
         )
+    lines = columns(rows, right={0, *range(2, 10)})
     games = result.games
     rate = games / result.elapsed_s if result.elapsed_s else 0.0
     lines += [
         "",
-        "per game (means): rounds, turns, presses, cards fired, minutes at the table (estimated)",
-        "dry: hits that fired nothing; c/hit: cards per hit; decided: rounds the launcher decided "
-        "(docs/sim.md); wins: games won per seat",
-        f"{len(summaries)} of {result.total} settings, {games} games in "
-        f"{result.elapsed_s:.1f} s ({rate:.0f} games/s)",
+        _(
+            "per game (means): rounds, turns, presses, cards fired, minutes at the table "
+            "(estimated)"
+        ),
+        _(
+            "dry: hits that fired nothing; c/hit: cards per hit; decided: rounds the launcher "
+            "decided (docs/sim.md); wins: games won per seat"
+        ),
+        _("{done} of {total} settings, {games} in {seconds} s ({rate} games/s)").format(
+            done=len(summaries),
+            total=result.total,
+            games=plural(games, "game"),
+            seconds=number(result.elapsed_s, 1),
+            rate=number(rate, 0),
+        ),
     ]
     if result.interrupted:
-        lines.append(f"interrupted by Ctrl-C: {len(summaries)} of {result.total} settings finished")
+        lines.append(
+            _("interrupted by Ctrl-C: {done} of {total} settings finished").format(
+                done=len(summaries), total=result.total
+            )
+        )
     return "\n".join(lines)
 
 
@@ -890,5 +931,9 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(result, summaries))
         for label, target in (("rows", args.csv), ("plot", args.plot)):
             if target and (label == "rows" or result.finished):
-                print(f"{label} written to {target}")
+                said = (
+                    _("rows written to {path}") if label == "rows" else _("plot written to {path}")
+                )
+                print(said.format(path=target))
+
     return 130 if result.interrupted else 0  # 130: the shell's code for Ctrl-C

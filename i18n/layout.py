@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["format_number", "ljust", "rjust", "width"]
+__all__ = ["columns", "format_number", "ljust", "rjust", "width"]
 
 # (group separator, decimal separator) of each language's numbers (CLDR, latn digits).
 _SEPARATORS: dict[str, tuple[str, str]] = {
@@ -51,3 +51,20 @@ def ljust(text: str, cells: int) -> str:
 def rjust(text: str, cells: int) -> str:
     """`text` padded on the left to `cells` terminal cells."""
     return " " * max(0, cells - width(text)) + text
+
+
+def columns(
+    rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), gap: int = 2
+) -> list[str]:
+    """`rows` (the first is the heading) as lines of aligned columns, each as wide as its widest
+    cell in terminal cells; columns in `right` (numbers) align right, the last column of text
+    is not padded."""
+    widths = [max(width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            rjust(cell, widths[i]) if i in right else ljust(cell, widths[i])
+            for i, cell in enumerate(row)
+        ]
+        lines.append((" " * gap).join(cells).rstrip())
+    return lines
