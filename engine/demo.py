@@ -238,7 +238,7 @@ class MockBox:
                 raise UnoError(
                     f"the mock box did not start within {timeout:g} s: {self.log_tail()}"
                 )
-            ready, _, _ = select.select([fd], [], [], left)
+            ready, _w, _x = select.select([fd], [], [], left)
             if ready:
                 chunk = os.read(fd, 4096)
                 if not chunk:

@@ -286,7 +286,7 @@ def run_sim(
     tasks = blocks(settings, executor.workers, keep_rows=keep_rows)
     results = executor.run(play_block, tasks)
     try:
-        for _, block_stats in results:
+        for _block, block_stats in results:
             stats.merge(block_stats)
             if progress is not None:
                 progress(stats.games, settings.games)
