@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.errors import CardError, InputError
 from firmware import textfile
+from i18n import _
 
 COLORS: tuple[str, ...] = ("R", "Y", "G", "B")
 NUMBER_FACES: tuple[str, ...] = tuple(str(n) for n in range(10))
@@ -145,16 +146,20 @@ def parse_card(text: str, deck: Deck | None = None) -> Card:
     With `deck`, a card missing from that deck is an error: "`WD4` is not in the attack deck".
     """
     if not isinstance(text, str):
-        raise CardError(f"a card must be written as text like R5 or WAA, got {text!r}")
+        raise CardError(
+            _("a card must be written as text like R5 or WAA, got {text!r}").format(text=text)
+        )
     key = text.strip().upper()
     card = _ALL.get(key)
     if card is None:
         raise CardError(
-            f"`{text}` is not a card: write a colour R Y G B then 0-9, S, R, H2, D2, DA or TH, "
-            "or a wild W, WD4, WH4, WAA, WC, WAH, WHF"
+            _(
+                "`{text}` is not a card: write a colour R Y G B then 0-9, S, R, H2, D2, DA or "
+                "TH, or a wild W, WD4, WH4, WAA, WC, WAH, WHF"
+            ).format(text=text)
         )
     if deck is not None and card not in deck.counts:
-        raise CardError(f"`{card}` is not in the {deck.name} deck")
+        raise CardError(_("`{card}` is not in the {deck} deck").format(card=card, deck=deck.name))
     return card
 
 
@@ -257,8 +262,11 @@ def load_deck(name_or_path: str | Path) -> Deck:
     path = Path(key)
     if not path.suffix == ".toml" and not path.exists():
         raise InputError(
-            f"unknown deck `{key}`: use {', '.join(PRESETS)} or the path of a .toml deck file"
+            _("unknown deck `{deck}`: use {presets} or the path of a .toml deck file").format(
+                deck=key, presets=", ".join(PRESETS)
+            )
         )
+
     try:
         data = tomllib.loads(textfile.read_text(path))  # UTF-8, a BOM allowed
     except OSError as exc:
