@@ -260,8 +260,7 @@ class BoxClient:
             self._thread.start()
         if not self._online.wait(self.timeout):
             self.close()
-            if self._gone:
-                raise BoxError("UNREACHABLE", self._gone)
+            self.raise_if_gone()
             raise BoxError(
                 "TIMEOUT", f"no answer from a box on {self.port} within {self.timeout:g} s"
             )
@@ -291,6 +290,12 @@ class BoxClient:
     def connected(self) -> bool:
         """True while the port is open and the box has answered `hello`."""
         return self._online.is_set()
+
+    def raise_if_gone(self) -> None:
+        """Raise BoxError `UNREACHABLE` once the box can never be reached on this port again
+        (its pty vanished: `ports.is_pty`); a port that may come back is waited for instead."""
+        if self._gone:
+            raise BoxError("UNREACHABLE", self._gone)
 
     # ----------------------------------------------------------------------------------------
     # commands
@@ -324,8 +329,7 @@ class BoxClient:
                     )
                 if self._closed:
                     raise BoxError("CLOSED", f"client closed while waiting for {op!r}")
-                if self._gone:
-                    raise BoxError("UNREACHABLE", self._gone)
+                self.raise_if_gone()
                 if not self._online.is_set():
                     # port down or hello not answered yet: resend once it is back (the wait is
                     # short so a port gone for good is noticed soon)
@@ -342,9 +346,8 @@ class BoxClient:
             with self._cond:
                 self._pending.pop(cmd_id, None)
         reply = pending.reply
-        if reply is None and self._gone:
-            raise BoxError("UNREACHABLE", self._gone)
         if reply is None:
+            self.raise_if_gone()
             raise BoxError("CLOSED", f"client closed while waiting for {op!r}")
         if not reply.get("ok"):
             error = reply.get("error") or {}
@@ -409,8 +412,9 @@ class BoxClient:
 
     def events(self, timeout: float | None = None) -> Iterator[dict[str, Any]]:
         """Yield every event once, in `seq` order. Stops when no event arrives for `timeout`
-        seconds (None: wait for ever) or when the client is closed. Fire results already taken
-        by `wait_fire` are skipped."""
+        seconds (None: wait for ever), when the client is closed, or when the box is gone for
+        good (`raise_if_gone` then says why). Fire results already taken by `wait_fire` are
+        skipped."""
         while True:
             with self._cond:
                 deadline = None if timeout is None else time.monotonic() + timeout
@@ -421,10 +425,8 @@ class BoxClient:
                         entry = self._backlog.popleft()
                         entry[1] = True
                         break
-                    if self._closed:
+                    if self._closed or self._gone:
                         return
-                    if self._gone:
-                        raise BoxError("UNREACHABLE", self._gone)
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
                         return
@@ -440,8 +442,7 @@ class BoxClient:
                 left = deadline - time.monotonic()
                 if self._closed:
                     raise BoxError("CLOSED", f"client closed while waiting for press {press_id}")
-                if self._gone:
-                    raise BoxError("UNREACHABLE", self._gone)
+                self.raise_if_gone()
                 if left <= 0:
                     raise BoxError(
                         "TIMEOUT", f"no fire result for press {press_id} within {timeout:g} s"

@@ -26,11 +26,16 @@ from firmware.commandline import seconds, whole_number
 __all__ = ["describe", "register", "run_watch", "stop_when_reader_goes"]
 
 
+# What the pipe's watcher thread sends the main thread when the reader left.
+_READER_GONE = signal.SIGUSR2
+
+
 @contextlib.contextmanager
 def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Event]:
     """While inside, a closed pipe on `stream` (stdout: `watch | head -1`) interrupts the main
-    thread like Ctrl-C, and the yielded event is set. A quiet box gives watch nothing to write,
-    so without this it would wait for ever for the write that finds the reader gone.
+    thread like Ctrl-C (KeyboardInterrupt), and the yielded event is set. A quiet box gives
+    watch nothing to write, so without this it would wait for ever for the write that finds the
+    reader gone.
     Does nothing unless `stream` is a pipe."""
     gone = threading.Event()
     stream = stream if stream is not None else sys.stdout
@@ -46,6 +51,13 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
     armed = threading.Event()  # interrupt only once the caller's block runs, never mid-setup
     main = threading.main_thread().ident
 
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    # A signal of our own, not SIGINT: a job started in the background of a script has SIGINT
+    # ignored (and Python leaves it so), and the reader leaving must still end the watch.
+    previous = signal.signal(_READER_GONE, interrupted)
+
     def wait_for_reader_to_go() -> None:
         poller = select.poll()
         poller.register(fd, 0)  # no events asked: only POLLERR (reader gone) can be reported
@@ -53,7 +65,7 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
             if poller.poll(200) and armed.wait():
                 gone.set()
                 if not done.is_set() and main is not None:
-                    signal.pthread_kill(main, signal.SIGINT)
+                    signal.pthread_kill(main, _READER_GONE)
                 return
 
     thread = threading.Thread(target=wait_for_reader_to_go, name="watch-pipe", daemon=True)
@@ -65,6 +77,8 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
         armed.set()
         done.set()
         thread.join(timeout=1.0)
+        if not thread.is_alive():  # else a late signal must still find our handler
+            signal.signal(_READER_GONE, previous)
         if gone.is_set():
             silence(stream)
 
@@ -197,4 +211,6 @@ def _watch(args: argparse.Namespace, out: TextIO) -> int:
             seen += 1
             if args.count and seen >= args.count:
                 break
+        else:
+            client.raise_if_gone()
     return seen

@@ -209,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
                 with stop_when_reader_goes(sys.stdout) as reader_gone:
                     for event in client.events():
                         _print(args, event, lambda e=event: describe_event(e))
+                    client.raise_if_gone()
                 return EXIT_OK
             if op in ("press", "dispense"):
                 press_id = client.press() if op == "press" else client.dispense(numbers[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +22,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# A suite started in the background of a script (`make test &` in a shell without job control)
+# inherits SIGINT ignored, and so would every command a test starts: the Ctrl-C tests would test
+# the shell, not the commands. Tests press Ctrl-C the way a user at a terminal does.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
