@@ -35,6 +35,7 @@ __all__ = [
     "_",
     "choose",
     "current",
+    "from_accept_language",
     "from_environment",
     "language",
     "ngettext",
@@ -107,7 +108,29 @@ def parse_lang(text: str) -> str:
     return code
 
 
+def from_accept_language(header: str | None) -> str:
+    """The language a browser's ``Accept-Language`` header prefers among ours (by its q
+    weights, first listed first among equals), else English: `th-TH,th;q=0.9,en;q=0.8` → `th`,
+    `zh-HK` → `zh_Hant`, `de,fr;q=0.5` → `en`."""
+    wanted: list[tuple[float, int, str]] = []
+    for i, part in enumerate((header or "").split(",")):
+        tag, _sep, params = part.strip().partition(";")
+        weight = 1.0
+        for param in params.split(";"):
+            key, _eq, value = param.strip().partition("=")
+            if key.strip() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        code = normalize(tag) if tag and tag != "*" else None
+        if code is not None and weight > 0:
+            wanted.append((-weight, i, code))
+    return min(wanted)[2] if wanted else "en"
+
+
 def take_lang(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+
     """Split ``--lang X`` / ``--lang=X`` (anywhere before ``--``) off a command line: (the
     language named or None, the other arguments)."""
     rest: list[str] = []

@@ -171,3 +171,22 @@ def test_no_module_that_translates_rebinds_the_underscore():
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
 
     assert bad == []
+
+
+@pytest.mark.parametrize(
+    ("header", "code"),
+    [
+        ("th-TH,th;q=0.9,en;q=0.8", "th"),
+        ("zh-HK", "zh_Hant"),
+        ("zh-CN,zh;q=0.9", "en"),  # Simplified Chinese: no catalog
+        ("de,ro;q=0.7,cy;q=0.8", "cy"),
+        ("en;q=0.2,ro", "ro"),
+        ("cy;q=0,ro;q=0.1", "ro"),
+        ("*", "en"),
+        ("", "en"),
+        (None, "en"),
+        ("th;q=bogus,ro", "ro"),
+    ],
+)
+def test_a_browser_gets_the_language_it_prefers(header, code):
+    assert i18n.from_accept_language(header) == code
