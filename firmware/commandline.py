@@ -29,7 +29,9 @@ def whole_number(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            i18n._("expected a whole number, got {text!r}").format(text=text)
+        ) from None
 
 
 def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
@@ -39,7 +41,9 @@ def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
         value = whole_number(text)
         if not lo <= value <= hi:
             raise argparse.ArgumentTypeError(
-                f"expected a whole number from {lo} to {hi}, got {value}"
+                i18n._("expected a whole number from {low} to {high}, got {value}").format(
+                    low=lo, high=hi, value=value
+                )
             )
         return value
 
@@ -53,7 +57,9 @@ def seconds(text: str) -> float:
     except ValueError:
         value = math.nan
     if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected seconds above 0 (like 5 or 0.5), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            i18n._("expected seconds above 0 (like 5 or 0.5), got {text!r}").format(text=text)
+        )
     return value
 
 
@@ -78,14 +84,23 @@ class _Parser(argparse.ArgumentParser):
         elif message.startswith(_REQUIRED):
             unknown = self._unknown_option()
         if unknown is not None:
-            what = "unknown option" if unknown.startswith("-") else "unexpected argument"
-            message = f"{what} {unknown!r}; see {self._help_for(unknown)} --help"
+            said = (
+                i18n._("unknown option {arg!r}; see {prog} --help")
+                if unknown.startswith("-")
+                else i18n._("unexpected argument {arg!r}; see {prog} --help")
+            )
+            message = said.format(arg=unknown, prog=self._help_for(unknown))
         elif message.startswith(_REQUIRED):
             sub = self._subcommands()
             if sub is not None and message.endswith(str(sub.metavar)):
                 # argparse names the missing slot but not what may fill it.
-                word = "a command" if sub.metavar == "COMMAND" else "an action"
-                message = f"give {word}: {', '.join(sub.choices)} (or --help)"
+                said = (
+                    i18n._("give a command: {choices} (or --help)")
+                    if sub.metavar == "COMMAND"
+                    else i18n._("give an action: {choices} (or --help)")
+                )
+                message = said.format(choices=", ".join(sub.choices))
+
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
     def _subcommands(self) -> argparse._SubParsersAction | None:
