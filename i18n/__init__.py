@@ -130,7 +130,6 @@ def from_accept_language(header: str | None) -> str:
 
 
 def take_lang(argv: Sequence[str]) -> tuple[str | None, list[str]]:
-
     """Split ``--lang X`` / ``--lang=X`` (anywhere before ``--``) off a command line: (the
     language named or None, the other arguments)."""
     rest: list[str] = []
