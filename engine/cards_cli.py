@@ -20,21 +20,23 @@ def register(subparsers: Any) -> None:
     """Add the `deck` and `score` subcommands."""
     deck = subparsers.add_parser(
         "deck",
-        help="show a deck's composition and point values",
-        description="Show a deck preset's (or a deck file's) cards, counts and point values.",
+        help=_("show a deck's composition and point values"),
+        description=_("Show a deck preset's (or a deck file's) cards, counts and point values."),
     )
     _deck_option(deck)
-    deck.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    deck.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     deck.set_defaults(func=run_deck)
 
     score = subparsers.add_parser(
         "score",
-        help="points of the cards left in a hand",
-        description="Add up the points of a hand, e.g. `unoattack score R5 WAA BH2`.",
+        help=_("points of the cards left in a hand"),
+        description=_("Add up the points of a hand, e.g. `unoattack score R5 WAA BH2`."),
     )
     _deck_option(score)
-    score.add_argument("--json", action="store_true", help="print JSON instead of text")
-    score.add_argument("cards", nargs="+", metavar="CARD", help="cards in notation (R5, BS, WAA)")
+    score.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
+    score.add_argument(
+        "cards", nargs="+", metavar="CARD", help=_("cards in notation (R5, BS, WAA)")
+    )
     score.set_defaults(func=run_score)
 
 
@@ -43,7 +45,7 @@ def _deck_option(parser: argparse.ArgumentParser) -> None:
         "--deck",
         default="attack",
         metavar="PRESET",
-        help="attack (default), attack-1998, classic, or a deck TOML file",
+        help=_("attack (default), attack-1998, classic, or a deck TOML file"),
     )
 
 

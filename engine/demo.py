@@ -674,32 +674,36 @@ def register(subparsers: Any) -> None:
     """Add the `demo` subcommand."""
     p = subparsers.add_parser(
         "demo",
-        help="a whole game with bots through a mock box",
-        description=(
+        help=_("a whole game with bots through a mock box"),
+        description=_(
             "Start the launcher daemon on mock pins as a child process and play a whole game "
             "with bots, every hit a real press over the serial link."
         ),
     )
-    p.add_argument("--players", type=whole_number, default=4, help="2 to 10 (default 4)")
+    p.add_argument("--players", type=whole_number, default=4, help=_("2 to 10 (default 4)"))
     p.add_argument(
-        "--seed", type=whole_number, default=1, help="seed of the game and the box (default 1)"
+        "--seed", type=whole_number, default=1, help=_("seed of the game and the box (default 1)")
     )
     p.add_argument(
         "--deck",
         default="attack",
         metavar="PRESET",
-        help="attack (default), attack-1998, classic (every draw a `dispense 1`), or a deck file",
+        help=_(
+            "attack (default), attack-1998, classic (every draw a `dispense 1`), or a deck file"
+        ),
     )
     p.add_argument(
         "--speed",
         type=float,
         default=DEFAULT_SPEED,
-        help=f"divide the box's timings by this (default {DEFAULT_SPEED:g}; 1 = real time)",
+        help=_("divide the box's timings by this (default {speed}; 1 = real time)").format(
+            speed=f"{DEFAULT_SPEED:g}"
+        ),
     )
     p.add_argument(
-        "--target", type=whole_number, default=500, help="points that win the game (500)"
+        "--target", type=whole_number, default=500, help=_("points that win the game (500)")
     )
-    p.add_argument("--json", action="store_true", help="end with a one-line JSON summary")
+    p.add_argument("--json", action="store_true", help=_("end with a one-line JSON summary"))
     p.set_defaults(func=run_demo)
 
 

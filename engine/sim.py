@@ -490,14 +490,16 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         type=whole_number,
         default=None,
         metavar="N",
-        help="worker processes (default: every core); results are the same for any N",
+        help=_("worker processes (default: every core); results are the same for any N"),
     )
     p.add_argument(
         "--executor",
         default="local",
         metavar="SPEC",
-        help="local (default: processes on this machine) or dask://HOST:PORT (a Dask "
-        "scheduler; needs the dask extra)",
+        help=_(
+            "local (default: processes on this machine) or dask://HOST:PORT (a Dask "
+            "scheduler; needs the dask extra)"
+        ),
     )
 
 
@@ -505,41 +507,52 @@ def register(subparsers: Any) -> None:
     """Add the `sim` subcommand."""
     p = subparsers.add_parser(
         "sim",
-        help="simulate many games between bots",
-        description="Play whole games between bots with the virtual launcher; print statistics. "
-        "Ctrl-C stops the run and still reports the games finished (exit 130).",
+        help=_("simulate many games between bots"),
+        description=_(
+            "Play whole games between bots with the virtual launcher; print statistics. "
+            "Ctrl-C stops the run and still reports the games finished (exit 130)."
+        ),
     )
-    p.add_argument("--players", type=whole_number, default=4, help="seats, 2..10 (default 4)")
-    p.add_argument("--games", type=whole_number, default=100, help="games to play (default 100)")
-    p.add_argument("--seed", type=whole_number, default=0, help="seed of the whole run (default 0)")
+    p.add_argument("--players", type=whole_number, default=4, help=_("seats, 2..10 (default 4)"))
+    p.add_argument("--games", type=whole_number, default=100, help=_("games to play (default 100)"))
+    p.add_argument(
+        "--seed", type=whole_number, default=0, help=_("seed of the whole run (default 0)")
+    )
     p.add_argument(
         "--deck",
         default="attack",
         metavar="PRESET",
-        help="attack (default), attack-1998, classic, or a deck TOML file",
+        help=_("attack (default), attack-1998, classic, or a deck TOML file"),
     )
     p.add_argument(
         "--rules",
         default=None,
         metavar="PRESET",
-        help="rule preset for a deck file (default: the deck preset, or attack)",
+        help=_("rule preset for a deck file (default: the deck preset, or attack)"),
     )
-    p.add_argument("--mode", default="target", help=f"scoring: {', '.join(SCORING_MODES)}")
-    p.add_argument("--target", type=whole_number, default=500, help="points that end a game (500)")
+    p.add_argument(
+        "--mode",
+        default="target",
+        help=_("scoring: {modes}").format(modes=", ".join(SCORING_MODES)),
+    )
+
+    p.add_argument(
+        "--target", type=whole_number, default=500, help=_("points that end a game (500)")
+    )
     p.add_argument(
         "--bots",
         default="heuristic",
-        help="one bot for every seat or a comma list, one per seat: heuristic, random",
+        help=_("one bot for every seat or a comma list, one per seat: heuristic, random"),
     )
     p.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="rule option, e.g. stacking=true (repeatable)",
+        help=_("rule option, e.g. stacking=true (repeatable)"),
     )
     add_run_arguments(p)
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     p.set_defaults(func=run)
 
 

@@ -858,34 +858,39 @@ def register(subparsers: Any) -> None:
     """Add the `sweep` subcommand."""
     p = subparsers.add_parser(
         "sweep",
-        help="simulate many settings (jam model, rules, bots) to tune a box",
-        description="Play the same seeded games under every setting of a grid or a list (a TOML "
-        "file, --set and --vary) and report game length, estimated time at the table, hits, "
-        "win shares and how often the launcher decided a round. Ctrl-C stops the sweep and still "
-        "reports (and writes) the settings finished (exit 130). See docs/sim.md.",
+        help=_("simulate many settings (jam model, rules, bots) to tune a box"),
+        description=_(
+            "Play the same seeded games under every setting of a grid or a list (a TOML "
+            "file, --set and --vary) and report game length, estimated time at the table, hits, "
+            "win shares and how often the launcher decided a round. Ctrl-C stops the sweep and "
+            "still reports (and writes) the settings finished (exit 130). See docs/sim.md."
+
+        ),
     )
-    p.add_argument("file", nargs="?", metavar="FILE", help="sweep file (TOML), optional")
-    p.add_argument("--games", type=whole_number, default=None, help="games per setting (100)")
-    p.add_argument("--seed", type=whole_number, default=None, help="seed of every setting (0)")
+    p.add_argument("file", nargs="?", metavar="FILE", help=_("sweep file (TOML), optional"))
+    p.add_argument("--games", type=whole_number, default=None, help=_("games per setting (100)"))
+    p.add_argument("--seed", type=whole_number, default=None, help=_("seed of every setting (0)"))
     p.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a value every setting shares, e.g. players=3 or jam.max_dry=6 (repeatable)",
+        help=_("a value every setting shares, e.g. players=3 or jam.max_dry=6 (repeatable)"),
     )
     p.add_argument(
         "--vary",
         action="append",
         default=[],
         metavar="KEY=V1,V2",
-        help="values to try, every combination with the other --vary keys, e.g. "
-        "jam.base=0.1,0.2,0.3 (repeatable; / separates list items: jam.pattern=0/0/3)",
+        help=_(
+            "values to try, every combination with the other --vary keys, e.g. "
+            "jam.base=0.1,0.2,0.3 (repeatable; / separates list items: jam.pattern=0/0/3)"
+        ),
     )
-    p.add_argument("--csv", metavar="FILE", help="write one row per setting to a CSV file")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the distributions per setting")
+    p.add_argument("--csv", metavar="FILE", help=_("write one row per setting to a CSV file"))
+    p.add_argument("--plot", metavar="FILE.png", help=_("draw the distributions per setting"))
     add_run_arguments(p)
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     p.set_defaults(func=run)
 
 

@@ -1162,46 +1162,50 @@ def register(subparsers: Any) -> None:
     """Add the `table` subcommand."""
     p = subparsers.add_parser(
         "table",
-        help="referee a real table with a real box",
-        description=(
+        help=_("referee a real table with a real box"),
+        description=_(
             "Referee a game at a real table: type what each player plays (card notation, hit, "
             "uno, catch NAME); the box's button is unlocked and aimed only for the seat that must "
             "hit. The state is saved after every action: run the same command again to resume. "
             "Lines may also come from a pipe or a file (the same typed lines)."
         ),
     )
-    p.add_argument("--port", required=True, help="the box's serial port (or `none` for no box)")
+    p.add_argument("--port", required=True, help=_("the box's serial port (or `none` for no box)"))
     p.add_argument(
-        "--players", required=True, metavar="NAMES", help="comma-separated names, clockwise"
+        "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
     )
     p.add_argument(
         "--deck",
         default="attack",
         metavar="PRESET",
-        help="attack (default), attack-1998 or classic (the referee dispenses every draw)",
+        help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
-    p.add_argument("--mode", default="target", choices=MODES, help="scoring mode (default target)")
-    p.add_argument("--target", type=int, default=500, help="points that end the game (500)")
+    p.add_argument(
+        "--mode", default="target", choices=MODES, help=_("scoring mode (default target)")
+    )
+    p.add_argument("--target", type=int, default=500, help=_("points that end the game (500)"))
     p.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="rule option for a new game, e.g. stacking=true (repeatable; docs/rules.md)",
+        help=_("rule option for a new game, e.g. stacking=true (repeatable; docs/rules.md)"),
     )
     p.add_argument(
         "--state",
         type=Path,
         default=Path("unoattack-table.json"),
         metavar="FILE",
-        help="state file, saved after every action (default unoattack-table.json)",
+        help=_("state file, saved after every action (default unoattack-table.json)"),
     )
-    p.add_argument("--new", action="store_true", help="start a new game even if FILE exists")
+    p.add_argument("--new", action="store_true", help=_("start a new game even if FILE exists"))
     p.add_argument(
         "--json",
         action="store_true",
-        help="print the referee's state as one JSON object on stdout when the input ends "
-        "(the table's messages go to stderr)",
+        help=_(
+            "print the referee's state as one JSON object on stdout when the input ends "
+            "(the table's messages go to stderr)"
+        ),
     )
     p.set_defaults(func=run_table)
 
