@@ -864,7 +864,6 @@ def register(subparsers: Any) -> None:
             "file, --set and --vary) and report game length, estimated time at the table, hits, "
             "win shares and how often the launcher decided a round. Ctrl-C stops the sweep and "
             "still reports (and writes) the settings finished (exit 130). See docs/sim.md."
-
         ),
     )
     p.add_argument("file", nargs="?", metavar="FILE", help=_("sweep file (TOML), optional"))
