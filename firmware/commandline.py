@@ -136,7 +136,7 @@ class _Version(argparse.Action):
     """`--version`, looked up only when asked (`launcher run` starts without the lookup)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+        super().__init__(option_strings, dest, nargs=0, help=i18n._("print the version and exit"))
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         print(version_text(parser.prog))
@@ -165,7 +165,9 @@ def build_parser(
     parser.add_argument(  # taken off the command line by `run` (i18n.choose), wherever it is
         "--lang",
         metavar="LANG",
-        help=f"language of the messages: {', '.join(i18n.LANGUAGES)} (default: from LANG)",
+        help=i18n._("language of the messages: {languages} (default: from LANG)").format(
+            languages=", ".join(i18n.LANGUAGES)
+        ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True

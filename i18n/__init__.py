@@ -193,12 +193,36 @@ def language(code: str) -> Language:
 
 _current: Language | None = None
 
+# argparse's own headings in --help. argparse looks its `_` up in its module each time it builds
+# a parser or a usage line, so it is pointed at ours (for these words only: its error texts are
+# matched in English by firmware/commandline.py, which words its own errors).
+ARGPARSE_WORDS = frozenset(
+    {
+        N_("usage: "),
+        N_("positional arguments"),
+        N_("options"),
+        N_("show this help message and exit"),
+    }
+)
+
+
+def _argparse_speaks(lang: Language) -> None:
+    import argparse
+
+    def translate(message: str) -> str:
+        return lang.gettext(message) if message in ARGPARSE_WORDS else message
+
+    argparse._ = translate  # type: ignore[attr-defined]
+
 
 def use(code: str) -> Language:
-    """Speak `code` from now on (`_`, `ngettext`, `number`); returns its `Language`."""
+    """Speak `code` from now on (`_`, `ngettext`, `number`, argparse's --help headings);
+    returns its `Language`."""
     global _current
     _current = language(code)
+    _argparse_speaks(_current)
     return _current
+
 
 
 def current() -> Language:

@@ -110,3 +110,13 @@ def test_the_environment_picks_the_language_and_a_bad_lang_is_one_line(tmp_path)
     assert bad.stderr == (
         "unoattack: --lang 'klingon': unknown language; use one of en, th, zh_Hant, ro, cy\n"
     )
+
+
+@pytest.mark.parametrize("code", i18n.LANGUAGES)
+def test_help_is_in_the_language_asked_for(code, capsys):
+    exit_code, out, _err = run_main(main, ["--lang", code, "table", "--help"], capsys)
+    assert exit_code == 0
+    t = i18n.language(code).gettext
+    assert out.startswith(t("usage: ") + "unoattack table")
+    assert f"\n{t('options')}:\n" in out
+    assert " ".join(t("start a new game even if FILE exists").split()[:2]) in out
