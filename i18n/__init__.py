@@ -224,7 +224,6 @@ def use(code: str) -> Language:
     return _current
 
 
-
 def current() -> Language:
     """The language in use (English until `use` or `choose` says otherwise)."""
     return _current if _current is not None else language("en")
