@@ -1088,7 +1088,9 @@ def load_state(path: Path) -> StateFile:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputError(f"{path}: cannot read state file: {exc.strerror}") from None
+        raise InputError(
+            _("{path}: cannot read state file: {strerror}").format(path=path, strerror=exc.strerror)
+        ) from None
     except UnicodeDecodeError:
         # A binary file given by mistake: name it, not the codec.
         raise InputError(
@@ -1096,9 +1098,11 @@ def load_state(path: Path) -> StateFile:
             "FILE, or --new to start a new game in it"
         ) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not a table state file: {exc}") from None
+        raise InputError(
+            _("{path}: not a table state file: {exc}").format(path=path, exc=exc)
+        ) from None
     if not isinstance(data, dict) or "referee" not in data:
-        raise InputError(f"{path}: not a table state file")
+        raise InputError(_("{path}: not a table state file").format(path=path))
     try:
         ref = Referee.from_dict(data["referee"])
         history = data.get("history") or []
@@ -1121,7 +1125,11 @@ def load_state(path: Path) -> StateFile:
         for key in ("hopper", "hitter"):
             value = last.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise InputError(f"not a table state: `last_event.{key}` must be a whole number")
+                raise InputError(
+                    _("not a table state: `last_event.{key}` must be a whole number").format(
+                        key=key
+                    )
+                )
         if last.get("hitter") is not None and not 0 <= last["hitter"] < len(ref.players):
             raise InputError("not a table state: `last_event.hitter` must be a seat")
         dispensing = data.get("dispensing")
