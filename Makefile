@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test perf lint format clean catalogs messages
+.PHONY: demo test perf lint format clean browser screenshots catalogs messages
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(PY):
 
 # Reinstalled whenever pyproject.toml changes (new dependencies, new entry points).
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,web]'
 	touch $(STAMP)
 
 # The compiled catalogs (i18n/locale/*/LC_MESSAGES/*.mo): built here, shipped in the package,
@@ -29,14 +29,30 @@ messages: $(STAMP)
 	$(PY) -m i18n.messages update
 
 $(VENV)/.perf: $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,perf]'
+	$(PY) -m pip install --quiet -e '.[dev,web,perf]'
 	touch $(VENV)/.perf
 
 demo: $(STAMP) catalogs
 	$(VENV)/bin/unoattack demo
 
-test: $(STAMP) catalogs
+# The web tests drive the system Chromium through Playwright (which never downloads a browser
+# here): install the distribution's package when it is missing, or say how.
+browser:
+	@if [ -n "$$UNOATTACK_CHROMIUM" ] || command -v chromium >/dev/null 2>&1 \
+		|| command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && apt-get install -y -qq chromium; \
+	else \
+		echo "make: the browser tests need Chromium: sudo apt-get install -y chromium" \
+			"(or set UNOATTACK_CHROMIUM to its path)" >&2; exit 1; \
+	fi
+
+test: $(STAMP) catalogs browser
 	$(PY) -m pytest -n 2 -q
+
+# The browser tests save their screenshots in a temporary folder; this keeps the docs' ones.
+screenshots: $(STAMP) catalogs browser
+	UNOATTACK_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/engine/web/test_browser.py
 
 perf: $(VENV)/.perf catalogs
 	@for f in tests/perf/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

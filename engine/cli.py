@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "demo": "engine.demo",
     "table": "engine.table",
     "watch": "engine.watch",
+    "serve": "engine.web.serve",
 }
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from engine.boxport import check_speed, mock_box, mock_config
 from engine.errors import InputError, UnoError
 from engine.words import plural, shown
 from firmware.commandline import whole_number
@@ -374,6 +375,30 @@ class Screen:
 # The game
 
 
+class Spectator:
+    """Whoever follows the demo's game besides the screen: told of every round, move and box
+    event as it happens. `demo --web` has one (the table referee and the web page,
+    engine/web/demo_web.py); this one does nothing. A method may raise to end the game."""
+
+    def round_started(self, rnd: Any) -> None:
+        """A round was dealt and its first card turned up."""
+
+    def before(self, rnd: Any, act: Any) -> None:
+        """`act` is about to be applied to `rnd` (a hit: the box is about to be pressed)."""
+
+    def after(self, rnd: Any, act: Any) -> None:
+        """`act` was applied to `rnd`."""
+
+    def round_over(self, rnd: Any) -> None:
+        """`rnd` is over, before it is scored."""
+
+    def box_event(self, event: dict[str, Any]) -> None:
+        """An event of the box that is not a fire result (state, refill, jam, ...)."""
+
+    def fired(self, seat: int, event: dict[str, Any]) -> None:
+        """The fire result of a press for `seat` (-1: a dispense)."""
+
+
 class Demo:
     """One demo game: bots, a `Game`, a `BoxLauncher` over the mock box, and the tallies."""
 
@@ -387,6 +412,7 @@ class Demo:
         deck: str,
         target: int,
         screen: Screen,
+        spectator: Spectator | None = None,
     ) -> None:
         from engine.bots import HeuristicBot, RandomBot
         from engine.box import BoxLauncher
@@ -397,6 +423,7 @@ class Demo:
         self.box = box
         self.client = client
         self.screen = screen
+        self.spectator = spectator or Spectator()
         self.names = list(NAMES[:players])
         self.bots: list[Any] = [
             (HeuristicBot if s % 2 == 0 else RandomBot)(seed * 100 + s) for s in range(players)
@@ -418,8 +445,31 @@ class Demo:
         self.turns = 0
         self.context = ""  # how the next press line starts ("  Bob (5) hits:")
 
+    @classmethod
+    def for_args(
+        cls,
+        args: argparse.Namespace,
+        box: MockBox,
+        client: Any,
+        screen: Screen,
+        spectator: Spectator | None = None,
+    ) -> Demo:
+        """The game `unoattack demo`'s options ask for (`--players`, `--seed`, `--deck`,
+        `--target`), on `box`."""
+        return cls(
+            box,
+            client,
+            players=args.players,
+            seed=args.seed,
+            deck=args.deck,
+            target=args.target,
+            screen=screen,
+            spectator=spectator,
+        )
+
     # -- box callbacks ----------------------------------------------------------------------
     def _on_event(self, event: dict[str, Any]) -> None:
+        self.spectator.box_event(event)
         kind = event.get("kind")
         if kind == "state":
             if not self.states:
@@ -445,6 +495,7 @@ class Demo:
             )
 
     def _on_fire(self, seat: int, event: dict[str, Any]) -> None:
+        self.spectator.fired(seat, event)
         ejected = int(event.get("ejected") or 0)
         who = self.names[seat] if seat >= 0 else _("dispense")
         got = plural(ejected, "card") if ejected else _("dry")
@@ -501,6 +552,7 @@ class Demo:
                 )
             )
             self._show_pending(rnd)
+            self.spectator.round_started(rnd)
             while not rnd.over:
                 for seat in rnd.seats:
                     act = self.bots[seat].react(rnd, seat)
@@ -513,6 +565,7 @@ class Demo:
                 assert actor is not None
                 self._apply(rnd, self.bots[actor].choose(rnd, actor))
             self.launcher.drain()
+            self.spectator.round_over(rnd)
             result = game.finish_round()
             self._check_conservation(game.rounds_played, len(rnd.pile))
             self._show_scores(result)
@@ -551,6 +604,7 @@ class Demo:
                 self.context = "  " + _("{player} ({count}) hits:").format(player=who, count=size)
             else:
                 self.context = "  " + _("{player} ({count}) draws:").format(player=who, count=size)
+        self.spectator.before(rnd, act)
         rnd.apply(act)
         self.turns += 1
         if act.kind == "play":
@@ -576,6 +630,7 @@ class Demo:
             self._show_pending(rnd)
         if rnd.winner is not None and rnd.winner == act.seat and act.kind == "play":
             scr.line(scr.bold("  " + _("{player} is out!").format(player=who)))
+        self.spectator.after(rnd, act)
 
     def _show_pending(self, rnd: Any) -> None:
         for due in rnd.pending:
@@ -704,6 +759,9 @@ def register(subparsers: Any) -> None:
         "--target", type=whole_number, default=500, help=_("points that win the game (500)")
     )
     p.add_argument("--json", action="store_true", help=_("end with a one-line JSON summary"))
+    from engine.web.demo_web import add_arguments  # --web, --pace, --http, --code (docs/web.md)
+
+    add_arguments(p)
     p.set_defaults(func=run_demo)
 
 
@@ -715,19 +773,15 @@ def run_demo(args: argparse.Namespace) -> int:
         raise InputError(
             _("--target {target}: a number of points above 0").format(target=args.target)
         )
-    if not 0 < args.speed <= 1000:
-        raise InputError(
-            _("--speed {speed}: above 0 and at most 1000").format(speed=f"{args.speed:g}")
-        )
+    check_speed(args.speed)
     from engine.cards import load_deck
 
     load_deck(args.deck)  # a bad deck is a usage error before anything starts
-    text = demo_config(
-        default_config_path().read_text(encoding="utf-8"),
-        speed=args.speed,
-        players=args.players,
-        seed=args.seed,
-    )
+    text = mock_config(speed=args.speed, players=args.players, seed=args.seed)
+    if getattr(args, "web", False):
+        from engine.web.demo_web import run
+
+        return run(args, text)
     return play(text, args, sys.stdout)
 
 
@@ -735,27 +789,10 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     """Start the mock box, play the game, stop the box whatever happens. A closed stdout
     (`unoattack demo | head -1`) raises BrokenPipeError after the box is stopped: the command
     line ends quietly with 0 on it, as every command does."""
-    from engine.client import BoxClient
-
     screen = Screen(out, list(NAMES[: args.players]))
-    box = MockBox(config_text)
-    client: BoxClient | None = None
-    summary: dict[str, Any] = {}
     try:
-        with signals_as_interrupt():
-            port = box.start()
-            client = BoxClient(port, timeout=10.0)
-            client.connect()
-            demo = Demo(
-                box,
-                client,
-                players=args.players,
-                seed=args.seed,
-                deck=args.deck,
-                target=args.target,
-                screen=screen,
-            )
-            summary = demo.run()
+        with signals_as_interrupt(), mock_box(config_text) as (box, client):
+            summary = Demo.for_args(args, box, client, screen).run()
     except KeyboardInterrupt:
         screen.line()
         screen.line(_("interrupted: stopping the box"))
@@ -763,19 +800,15 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     except UnoError as exc:
         print(f"unoattack demo: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if client is not None:
-            client.close()
-        box.cleanup()
-    code = box.proc.returncode if box.proc is not None else None
-    summary["box_exit"] = code
-    _show_summary(screen, summary)
+    summary["box_exit"] = box.proc.returncode if box.proc is not None else None
+    show_summary(screen, summary)
     if args.json:
         screen.line(json.dumps(summary, separators=(",", ":")))
     return 0 if summary["conserved"] else 1
 
 
-def _show_summary(screen: Screen, s: dict[str, Any]) -> None:
+def show_summary(screen: Screen, s: dict[str, Any]) -> None:
+    """The game's end: the winner and the box's tallies, whether cards were conserved."""
     screen.line()
     screen.line(
         screen.bold(
@@ -792,14 +825,16 @@ def _show_summary(screen: Screen, s: dict[str, Any]) -> None:
     said = (
         _(
             "{rounds}, {presses} presses ({dry} dry), {cards} cards fired{strays}, {jams} jams, "
-            "{seconds} s; cards conserved: yes; box stopped (exit {code})"
+            "{seconds} s; cards conserved: yes"
         )
         if s["conserved"]
         else _(
             "{rounds}, {presses} presses ({dry} dry), {cards} cards fired{strays}, {jams} jams, "
-            "{seconds} s; cards conserved: NO; box stopped (exit {code})"
+            "{seconds} s; cards conserved: NO"
         )
     )
+    if "box_exit" in s:
+        said += _("; box stopped (exit {code})")
     screen.line(
         "  "
         + said.format(
@@ -810,6 +845,6 @@ def _show_summary(screen: Screen, s: dict[str, Any]) -> None:
             strays=strays,
             jams=s["jams"],
             seconds=f"{s['elapsed_s']:.1f}",
-            code=s["box_exit"],
+            code=s.get("box_exit"),
         )
     )

@@ -871,20 +871,30 @@ class Referee:
                         presses=plural(self.presses[s], "press"),
                     )
                 )
-            for due in self.round.pending:
-                lines.append(
-                    "  "
-                    + _("owed: {owes}").format(
-                        owes=self._owes_phrase(self.name(due.seat), due.kind, due.n)
-                    )
-                )
+            lines.extend("  " + _("owed: {owes}").format(owes=line) for line in self.owes())
         lines.extend(self.scoreboard())
         return lines
 
+    def owes(self) -> list[str]:
+        """Who owes what, first to last, one line each ("Cat must hit 2 more times")."""
+        if self.phase != "play" or self.round is None:
+            return []
+        return [
+            self._owes_phrase(self.name(due.seat), due.kind, due.n) for due in self.round.pending
+        ]
+
     def summary(self) -> dict[str, Any]:
-        """The state for `unoattack table --json`: what a script checks after a game."""
+        """The game as JSON-able data for whoever watches it: the state of `unoattack table
+        --json` and of the web page (`TableSession.view` adds the session's part). Read-only
+        answers of the referee (who must hit, what is owed, in words) are in it, so that no
+        reader has to work them out."""
         rnd = self.round
         return {
+            "deck": self.deck_name,
+            "mode": self.mode,
+            "target": self.target,
+            "classic": self.classic,
+            "rules": self.rules.to_dict(),
             "phase": self.phase,
             "round": self.round_no,
             "players": list(self.players),
@@ -900,12 +910,19 @@ class Referee:
             "bonus": self.bonus,
             "taking": self.taking,
             "winner": self.winner,
+            "wd4": self.wd4,
+            "may_play_taken": self.may_play_taken(),
+            "hitter": self.hitter(),
+            "owed": self.owed(),
+            "owes": self.owes(),
+            "to_enter": self.to_enter(),
             "fired": list(self.fired),
             "presses": list(self.presses),
             "fired_game": list(self.fired_game),
             "presses_game": list(self.presses_game),
             "scores": list(self.scores),
             "active": list(self.active),
+            "hands_left": {str(k): list(v) for k, v in self.hands_left.items()},
             "rounds": copy.deepcopy(self.rounds),
             "game_winners": list(self.game_winners),
         }

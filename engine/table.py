@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import queue
@@ -32,10 +33,13 @@ import tempfile
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from engine.cards import Card, parse_card
+from engine.boxport import add_box_arguments, check_box_arguments, open_box
+from engine.cards import COLORS, Card, parse_card
 from engine.console import Console
 from engine.effects import effect_of
 from engine.errors import InputError, RuleError, UnoError
@@ -108,6 +112,19 @@ _ASK_HINT = {
 }
 
 
+@dataclass
+class Question:
+    """What the referee asks for before it can apply a line: `line` is the partial line,
+    `text` the question, `kind` what answers it (``colour``, ``target``, ``discards`` or
+    ``challenge``) and `answers` the words the referee accepts, each tried on a copy of it
+    (`line` + " " + answer is a line it applies, or one it asks its next question about)."""
+
+    line: str
+    text: str
+    kind: str
+    answers: list[str] = field(default_factory=list)
+
+
 class TableSession:
     """Drive a `Referee` from typed lines and box events.
 
@@ -140,7 +157,7 @@ class TableSession:
         self.undo_floor = min(max(undo_floor, 0), len(self.history))
         # The last box event applied: a restarted host may be sent it again (replay).
         self.last_event: dict[str, Any] = dict(last_event or {})
-        self.asking: tuple[str, str, str] | None = None  # (partial line, question, kind)
+        self.asking: Question | None = None  # the question the next line answers
         self.refused_lines = 0  # lines refused (a piped session exits 1 if any)
         self.box_locked: bool | None = None
         self.box_aim: int | None = None
@@ -150,6 +167,7 @@ class TableSession:
         self.last_hitter: int | None = (last_event or {}).get("hitter")
         self.servo = True
         self.running = True
+        self._saved: str | None = None  # what the state file holds (see `save`)
         self._lock = threading.RLock()
         # Classic: the dispense in flight, {"seat", "cards", "press_id", "hold"}. It is saved
         # BEFORE the command goes out (press_id None) and again with the box's press id, so a
@@ -190,7 +208,7 @@ class TableSession:
         """The prompt for the next typed line."""
         ref = self.ref
         if self.asking:
-            return f"{self.asking[1]}> "
+            return f"{self.asking.text}> "
         where = "[" + _("round {round}").format(round=ref.round_no) + "] "
         if ref.phase == "deal":
             return (
@@ -239,6 +257,33 @@ class TableSession:
             + "> "
         )
 
+    def view(self) -> dict[str, Any]:
+        """The table's state as JSON-able data, for whoever shows it: `unoattack table --json`
+        prints it, the web page shows it. The referee's `summary()` and the session's part:
+        the prompt (what happens next, in words), the button (`box`: connected; `locked`; the
+        `seat` it is live for; `aim`), the dispense in flight (classic) and how many steps
+        `undo` can take back."""
+        with self._lock:
+            data = self.ref.summary()
+            hitter = data["hitter"]
+            if self.box is None:
+                button = {"box": False, "locked": None, "seat": hitter, "aim": None}
+            else:
+                live = not self.box_locked and not self.ref.classic
+                button = {
+                    "box": True,
+                    "locked": self.box_locked,
+                    "seat": hitter if live else None,
+                    "aim": self.box_aim,
+                }
+            data.update(
+                prompt=self.prompt().rstrip().removesuffix(">").rstrip(),
+                button=button,
+                dispensing=dict(self.dispensing) if self.dispensing else None,
+                undo=max(0, len(self.history) - self.undo_floor),
+            )
+            return data
+
     # -- input ------------------------------------------------------------------------------
     def handle_line(self, line: str) -> bool:
         """Apply one typed line. Errors print one line; the same prompt (or question) comes
@@ -248,17 +293,16 @@ class TableSession:
             text = line.strip()
             asked = self.asking
             if asked is not None:
-                partial, _question, kind = asked
                 if not text:
                     self.asking = None
                     self.say(_("cancelled"))
                     return True
-                problem = self._answer_problem(kind, text)
+                problem = self._answer_problem(asked.kind, text)
                 if problem:
                     self._refuse(problem)  # the same question again
                     return True
                 self.asking = None
-                text = f"{partial} {text}"
+                text = f"{asked.line} {text}"
             if not text:
                 return True
             before = self.ref.to_dict()
@@ -273,13 +317,37 @@ class TableSession:
             if msgs is None:  # a command that changed nothing
                 return text.split()[0].lower() != "press"
             undo = text.split()[0].lower() == "undo"
-            if self.ref.to_dict() != before and not undo:
-                self._remember(before)
-            self.say(*msgs)
-            if phase == "score" and self.ref.phase in ("deal", "over"):
-                self.say(*self.ref.scoreboard())
-            self._after_change()
+            self._done(before, phase, msgs, undoable=not undo)
             return True
+
+    def apply(self, change: Callable[[Referee], list[str]]) -> list[str]:
+        """One change of the game made by code rather than typed: `change(referee)` calls the
+        referee (a bot at the table telling it what it did, `demo --web`) and returns its
+        messages. It is a step of the session like a typed line: said, undoable, saved, the
+        button brought in step. UnoError when the referee refuses any part of it: then
+        nothing has changed."""
+        with self._lock:
+            before = self.ref.to_dict()
+            phase = self.ref.phase
+            try:
+                msgs = change(self.ref)
+            except UnoError:
+                self.ref = Referee.from_dict(before)  # a refusal half way: none of it
+                raise
+            self._done(before, phase, msgs)
+            return msgs
+
+    def _done(
+        self, before: dict[str, Any], phase: str, msgs: list[str], *, undoable: bool = True
+    ) -> None:
+        """After a change: an undo step, the messages (and the scores when a round was scored),
+        the state file and the button."""
+        if undoable and self.ref.to_dict() != before:
+            self._remember(before)
+        self.say(*msgs)
+        if phase == "score" and self.ref.phase in ("deal", "over"):
+            self.say(*self.ref.scoreboard())
+        self._after_change()
 
     def _refuse(self, message: str) -> None:
         self.refused_lines += 1
@@ -476,11 +544,16 @@ class TableSession:
             if len(cards) > 1:
                 raise RuleError(_("one card is turned up"))
             if cards[0].is_wild and color is None:
+                first = cards[0]
+                answers = self._tried(
+                    [(c, lambda c=c: ref.copy().start_round(first, c)) for c in COLORS]
+                )
                 self._ask(
                     text,
                     "colour",
-                    _("{card} turned up: colour named by the first player").format(card=cards[0]),
+                    _("{card} turned up: colour named by the first player").format(card=first),
                 )
+                self._offer(answers)
                 return None
             return ref.start_round(cards[0], color)
         card = cards[0]
@@ -509,7 +582,9 @@ class TableSession:
             )
 
         if missing:
-            self._possible(missing, color, target, discarded, attempt)
+            player = seat if seat is not None else ref.actor
+            held = ref.hand[player] if player is not None else 0
+            answers = self._answers(missing, color, target, discarded, held, attempt)
             kind = missing[0]
             if kind == "colour":
                 question = _("colour for {cards} (R Y G B)").format(cards=" ".join(map(str, cards)))
@@ -522,39 +597,84 @@ class TableSession:
                     colour=colour_name(card.color, ""), card=card
                 )
             self._ask(text, kind, question)
+            self._offer(answers)
             return None
         return attempt(ref, color, target, discarded)
 
-    def _possible(
+    def _answers(
         self,
         missing: list[str],
         color: str | None,
         target: int | None,
         discarded: int | None,
+        held: int,
         attempt: Any,
-    ) -> None:
-        """RuleError (the reason) unless some answer to the missing questions makes the play
-        legal; tried on copies of the referee."""
+    ) -> list[str]:
+        """The words that answer the first of the `missing` questions: those with which some
+        answer to the others makes the play legal, tried on copies of the referee (`held`: the
+        cards the player holds, the most a DA can take along). RuleError (the first reason
+        met) when none does: a question is asked only when it can be answered."""
         ref = self.ref
-        colours = [color] if "colour" not in missing else ["R", "Y", "G", "B"]
-        others = [s for s in ref.active_seats()]
-        targets = [target] if "target" not in missing else others
-        counts = [discarded] if "discards" not in missing else [0]
+        choices: dict[str, list[tuple[str, Any]]] = {
+            "colour": [(c, c) for c in COLORS],
+            "target": [(ref.name(s), s) for s in ref.active_seats()],
+            "discards": [(str(n), n) for n in range(held + 1)],
+        }
+        given: dict[str, Any] = {"colour": color, "target": target, "discards": discarded}
+        first, rest = missing[0], missing[1:]
+
+        def legal(value: Any) -> None:
+            error: UnoError | None = None
+            for combo in itertools.product(*(choices[k] for k in rest)):
+                values = {
+                    **given,
+                    first: value,
+                    **{k: v for k, (_, v) in zip(rest, combo, strict=True)},
+                }
+                try:
+                    attempt(ref.copy(), values["colour"], values["target"], values["discards"])
+                except UnoError as exc:
+                    error = error or exc
+                else:
+                    return
+            assert error is not None
+            raise error
+
+        return self._tried([(word, lambda v=value: legal(v)) for word, value in choices[first]])
+
+    @staticmethod
+    def _tried(tries: list[tuple[str, Callable[[], Any]]]) -> list[str]:
+        """The words whose trial (a change made on a copy of the referee) is accepted;
+        RuleError (the first reason met) when none is."""
+        accepted: list[str] = []
         first_error: UnoError | None = None
-        for colour in colours:
-            for aim in targets:
-                for count in counts:
-                    try:
-                        attempt(ref.copy(), colour, aim, count)
-                    except UnoError as exc:
-                        first_error = first_error or exc
-                    else:
-                        return
-        assert first_error is not None
-        raise first_error
+        for word, trial in tries:
+            try:
+                trial()
+            except UnoError as exc:
+                first_error = first_error or exc
+            else:
+                accepted.append(word)
+        if not accepted:
+            assert first_error is not None
+            raise first_error
+        return accepted
 
     def _ask(self, partial: str, kind: str, question: str) -> None:
-        self.asking = (partial, question, kind)
+        self.asking = Question(partial, question, kind)
+
+    def _offer(self, answers: list[str]) -> None:
+        assert self.asking is not None
+        self.asking.answers = answers
+
+    def question(self) -> Question | None:
+        """The question the session waits for an answer to (None when it waits for a line),
+        with the answers the referee accepts."""
+        return self.asking
+
+    def forget_question(self) -> None:
+        """Drop the question asked, without a word (a caller that sends whole lines only)."""
+        self.asking = None
 
     def _enter_hand(self, words: list[str]) -> list[str]:
         ref = self.ref
@@ -579,6 +699,12 @@ class TableSession:
             # The referee cannot see hands: the players show them and say.
             by = ref.name(int(wd4["by"]))
             colour = colour_name(wd4.get("color"), _("the colour in play"))
+            answers = self._tried(
+                [
+                    ("y", lambda: ref.copy().challenge(True)),
+                    ("n", lambda: ref.copy().challenge(False)),
+                ]
+            )
             self._ask(
                 "challenge",
                 "challenge",
@@ -586,6 +712,7 @@ class TableSession:
                     player=by, colour=colour
                 ),
             )
+            self._offer(answers)
             return None
         answer = " ".join(args).lower()
         if answer in ("y", "yes", "legal"):
@@ -637,8 +764,19 @@ class TableSession:
         return [_("box: {state}").format(state=reply.get("state", "cleared"))]
 
     def handle_event(self, event: dict[str, Any]) -> bool:
-        """Apply one box event (presses count against the hitter's obligation); True when it
-        printed something (so the prompt is shown again)."""
+        """Apply one box event (presses count against the hitter's obligation), save and bring
+        the button in step (`apply_event`, then `settle`); True when it printed something (so
+        the prompt is shown again)."""
+        with self._lock:
+            shown = self.apply_event(event)
+            self.settle()
+        return shown
+
+    def apply_event(self, event: dict[str, Any]) -> bool:
+        """Apply one box event to the game in memory, without saving it or sending the box a
+        command: `settle` does both. Between the two the state may be shown: a crash before
+        the save loses nothing, since the box replays every event after the last one saved.
+        True when it printed something."""
         shown = True
         with self._lock:
             if self._seen(event):
@@ -673,9 +811,14 @@ class TableSession:
                 "hopper": self.box_hopper,
                 "hitter": self.last_hitter,
             }
-            self.save()
-            self._sync_box()
         return shown
+
+    def settle(self) -> None:
+        """After box events: save the state file if the game changed, then lock, unlock or
+        aim the button (and, classic, dispense) as `Referee.hitter()` says."""
+        with self._lock:
+            self.save()
+            self.sync_box()
 
     def _on_state(self, event: dict[str, Any]) -> bool:
         """Only the changes a player cares about: the button locked or live, latched states."""
@@ -841,9 +984,16 @@ class TableSession:
 
     def _after_change(self) -> None:
         self.save()
-        self._sync_box()
+        self.sync_box()
 
-    def _sync_box(self) -> None:
+    def start(self) -> None:
+        """Before the first line or event: the button in step with the game (locked unless a
+        seat must hit; classic: the dispense owed is sent), and the state file written."""
+        with self._lock:
+            self.sync_box()
+            self.save(force=True)
+
+    def sync_box(self) -> None:
         """Lock the button unless a seat must hit; unlock (and aim) for that seat."""
         if self.box is None:
             return
@@ -879,8 +1029,12 @@ class TableSession:
         except UnoError as exc:
             self.say(_("box: {error}").format(error=exc))
 
-    def save(self) -> None:
-        """Write the state file atomically (temp file, fsync, rename)."""
+    def save(self, *, force: bool = False) -> None:
+        """Write the state file atomically (temp file, fsync, rename) when anything in it but
+        the last box event's number changed since the last write (or `force`). Box events
+        that change nothing (the burst's passing states, a press's own event) are not worth
+        an fsync each: after a crash the box replays them from the last event saved, and they
+        change nothing again."""
         if self.state_path is None:
             return
         data = {
@@ -890,7 +1044,20 @@ class TableSession:
             "last_event": self.last_event,
             "dispensing": self._dispense_record(),
         }
+        # What a replayed event cannot bring back: all of it but the event's number.
+        last = self.last_event
+        key = json.dumps(
+            {
+                **data,
+                "history": len(self.history),
+                "last_event": [last.get(k) for k in ("stream", "hopper", "hitter")],
+            },
+            sort_keys=True,
+        )
+        if key == self._saved and not force:
+            return
         write_json_atomic(self.state_path, data)
+        self._saved = key
 
     def _dispense_record(self) -> dict[str, Any] | None:
         if self.dispensing is not None:
@@ -901,7 +1068,7 @@ class TableSession:
 
     def goodbye(self) -> None:
         """The referee stops: lock the button (no referee counts a press now), and say so."""
-        self.save()
+        self.save(force=True)
         lines = []
         if self.box is not None and self.ref.phase in ("deal", "play", "score"):
             try:
@@ -972,8 +1139,7 @@ class TableSession:
         threading.Thread(target=read_lines, daemon=True, name="table-stdin").start()
         if self.box is not None:
             threading.Thread(target=read_events, daemon=True, name="table-box").start()
-        self._sync_box()
-        self.save()
+        self.start()
         self.say(*self.ref.status())
         next_prompt()
         code = 0
@@ -1043,7 +1209,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-def _check_state_folder(state: Path) -> None:
+def check_state_folder(state: Path) -> None:
     """The state file's folder must exist before the game starts: finding out at the first save
     would lose that action (and the message would name a temporary file)."""
     folder = state.parent
@@ -1178,7 +1344,22 @@ def register(subparsers: Any) -> None:
             "Lines may also come from a pipe or a file (the same typed lines)."
         ),
     )
-    p.add_argument("--port", required=True, help=_("the box's serial port (or `none` for no box)"))
+    add_box_arguments(p, mock=False)  # --port PORT|none, checked as `serve` checks it
+    add_game_arguments(p)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help=_(
+            "print the referee's state as one JSON object on stdout when the input ends "
+            "(the table's messages go to stderr)"
+        ),
+    )
+    p.set_defaults(func=run_table)
+
+
+def add_game_arguments(p: argparse.ArgumentParser) -> None:
+    """Which game is refereed: `--players`, `--deck`, `--mode`, `--target`, `--option` for a
+    new one, `--state` and `--new`. `unoattack table` and `unoattack serve` take the same."""
     p.add_argument(
         "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
     )
@@ -1204,18 +1385,33 @@ def register(subparsers: Any) -> None:
         type=Path,
         default=Path("unoattack-table.json"),
         metavar="FILE",
-        help=_("state file, saved after every action (default unoattack-table.json)"),
-    )
-    p.add_argument("--new", action="store_true", help=_("start a new game even if FILE exists"))
-    p.add_argument(
-        "--json",
-        action="store_true",
         help=_(
-            "print the referee's state as one JSON object on stdout when the input ends "
-            "(the table's messages go to stderr)"
+            "state file, saved after every action (default unoattack-table.json); "
+            "`unoattack table` and `unoattack serve` resume each other's games"
         ),
     )
-    p.set_defaults(func=run_table)
+    p.add_argument("--new", action="store_true", help=_("start a new game even if FILE exists"))
+
+
+def check_game(args: argparse.Namespace) -> StateFile | None:
+    """The game options of `add_game_arguments` checked before any box is opened (InputError,
+    exit 2): the state file's folder, a saved game that can be read (and no `--option` for
+    it), or the names, deck, mode, target and options of a new one. Returns the saved game
+    to resume, or None for a new one."""
+    state: Path = args.state
+    check_state_folder(state)
+    if state.exists() and not args.new:
+        saved = load_state(state)
+        if args.option:
+            raise InputError(
+                _(
+                    "--option sets the rules of a new game; {path} holds a game under way (--new "
+                    "to start one)"
+                ).format(path=state)
+            )
+        return saved
+    _new_referee(args)
+    return None
 
 
 def _new_referee(args: argparse.Namespace) -> Referee:
@@ -1266,62 +1462,33 @@ def build_session(
 
 def run_table(args: argparse.Namespace) -> int:
     """`unoattack table`: the interactive referee loop."""
-    state: Path = args.state
-    _check_state_folder(state)
-    saved: StateFile | None = None
-    if state.exists() and not args.new:
-        saved = load_state(state)
-        if args.option:
-            raise InputError(
-                _(
-                    "--option sets the rules of a new game; {path} holds a game under way (--new "
-                    "to start one)"
-                ).format(path=state)
-            )
-
-    else:  # usage errors (names, deck, mode, options) before touching the box
-        _new_referee(args)
-    box = None
-    if args.port.lower() != "none":
-        from engine.client import BoxClient, BoxError
-
-        box = BoxClient(args.port)  # a bad port name: BoxError BAD_PORT, exit 2
-        resume = saved.last_event if saved is not None else {}
-        if resume.get("stream"):
-            # Ask the box to replay every event after the last one this game applied: a press
-            # made while the host was down still counts, and none counts twice.
-            box.position.stream = resume["stream"]
-            box.position.seq = int(resume.get("seq") or 0)
-        try:
-            box.connect()
-        except BoxError as exc:
-            if exc.code == "BAD_PORT":  # not a port name pyserial knows: the user's mistake
-                raise InputError(str(exc)) from None
-            raise
+    check_box_arguments(args)
+    saved = check_game(args)  # usage errors (names, deck, mode, options) before the box
     # With --json, stdout is for the one JSON object: the table's words go to stderr.
     out = sys.stderr if args.json else sys.stdout
-    try:
-        session = build_session(args, box, out, saved=saved)
-        history = state.with_name(state.name + ".history")
+    with open_box(args, saved) as opened:
+        session = build_session(args, opened.client, out, saved=saved)
+        history = args.state.with_name(args.state.name + ".history")
         console = Console(sys.stdin, out, history=history, tty=None if not args.json else False)
         code = session.run(console)
         if args.json:
-            summary = session.ref.summary()
-            summary["refused_lines"] = session.refused_lines
-            print(json.dumps(summary), flush=True)
+            state = session.view()
+            state["refused_lines"] = session.refused_lines
+            print(json.dumps(state), flush=True)
         return code
-    finally:
-        if box is not None:
-            box.close()
 
 
 __all__ = [
     "MODES",
     "STATE_VERSION",
+    "Question",
     "Referee",
     "StateFile",
     "TableSession",
+    "add_game_arguments",
     "build_session",
+    "check_game",
+    "check_state_folder",
     "load_state",
     "register",
     "run_table",

@@ -72,7 +72,7 @@ class Table:
         self.session = TableSession(
             ref, box=client, state_path=state, out=self.out, last_event=last
         )
-        self.session._sync_box()
+        self.session.sync_box()
 
     @property
     def ref(self) -> Referee:
@@ -406,7 +406,7 @@ def test_classic_dispenses_every_draw_with_the_button_locked(box_factory, client
         out = io.StringIO()
         session = build_session(args, client, out)
         assert "waiting for the box to report the dispense of 1 card for Ann" in out.getvalue()
-        session._sync_box()  # must not dispense again
+        session.sync_box()  # must not dispense again
         deadline = time.monotonic() + 60.0
         while session.ref.hand[0] != 10:
             assert time.monotonic() < deadline, out.getvalue()
@@ -448,7 +448,7 @@ def test_classic_crash_before_the_press_id_was_saved(box_factory, client_factory
     client, session, out = _resume(box, state)
     try:
         assert "if the launcher never fired them, type `resend`" in out.getvalue()
-        session._sync_box()  # waits: does not send again
+        session.sync_box()  # waits: does not send again
         deadline = time.monotonic() + 60.0
         while session.ref.hand[1] != 8:
             assert time.monotonic() < deadline, out.getvalue()

@@ -2,12 +2,12 @@
 to the referee, and after every move the two must agree.
 
 `Round` (engine/game.py) plays with the hands; the referee (engine/referee.py, on
-engine/blind.py) sees only what the table tells it: the card played, a Discard All's count, what
-each press or dispense fired, "pass" when what came does not play, whether a challenged Wild
-Draw Four was legal. After each move they must agree on the turn, the direction, the colour, the
-top card, what is owed (by whom, how much), the hand counts, the UNO window and calls, the bonus
-turn, whether the player may play what a take brought, and the end of the round; after each
-round on the scores, who is out and who won.
+engine/blind.py) sees only what the table tells it (engine/follow.py): the card played, a
+Discard All's count, what each press or dispense fired, "pass" when what came does not play,
+whether a challenged Wild Draw Four was legal. After each move they must agree on the turn, the
+direction, the colour, the top card, what is owed (by whom, how much), the hand counts, the UNO
+window and calls, the bonus turn, whether the player may play what a take brought, and the end
+of the round; after each round on the scores, who is out and who won.
 
 10,000 rounds across the three presets, 2 to 10 players, every rule option on and off, the four
 scoring modes, in chunks that pytest-xdist spreads over the cores. The last tests change one
@@ -29,6 +29,7 @@ from engine.blind import BlindRound
 from engine.bots import HeuristicBot, RandomBot
 from engine.cards import PRESETS
 from engine.errors import RuleError
+from engine.follow import Follower
 from engine.game import Action, Game, Round
 from engine.launchers import VirtualLauncher
 from engine.referee import Referee
@@ -115,7 +116,8 @@ def view(rnd: Round) -> tuple[Any, ...]:
 
 
 class Pair:
-    """A simulated round and the referee following it."""
+    """A simulated round and the referee following it (engine/follow.py: what the table tells
+    it of each move, the same code `unoattack demo --web` feeds its referee with)."""
 
     def __init__(self, game: Game, ref: Referee, rnd: Round, tally: Tally, where: str) -> None:
         self.game = game
@@ -123,104 +125,28 @@ class Pair:
         self.rnd = rnd
         self.tally = tally
         self.where = where
-        self.buffer: list[tuple[Action, dict[str, Any]]] = []  # moves before the referee starts
-        self.started = False
         self.log: list[Action] = []
-        self.first_top = rnd.discard[-1]
-        if ref.dealer != rnd.dealer:
-            ref.set_dealer(rnd.dealer)
-        if not (self.first_top.is_wild and rnd.color is None):
-            self._start()
-        # else: the first player has not named the colour yet; the table tells the referee
-        # the colour with the card turned up, so it starts once the simulator knows it.
+        self.follower = Follower(rnd, lambda change: change(ref))
+        if self.started:
+            self.check("the start")
 
-    def _start(self) -> None:
-        top = self.first_top
-        self.ref.start_round(top, self.rnd.color if top.is_wild else None)
-        self.started = True
-        for act, facts in self.buffer:
-            self._feed(act, facts)
-        self.buffer.clear()
-        self.check("the start")
+    @property
+    def started(self) -> bool:
+        return self.follower.started
 
     # -- moves ---------------------------------------------------------------------------------
     def apply(self, act: Action) -> None:
-        rnd = self.rnd
-        facts = {
-            "counts": [len(h) for h in rnd.hands],
-            "pending": [(d.seat, d.kind, d.n, d.fresh) for d in rnd.pending],
-            "wd4_legal": rnd.wd4_legal,
-            "turn": rnd.turn,
-            "actor": rnd.actor,
-        }
-        rnd.apply(act)
-        facts["after"] = [len(h) for h in rnd.hands]
-        facts["turn_after"] = rnd.turn
-        facts["may_play"] = rnd.drawn is not None or rnd.fired_play
+        facts = self.follower.facts()
+        self.rnd.apply(act)
         self.tally.moves += 1
         self.tally.kinds[act.kind] += 1
         self.log.append(act)
-        if not self.started:
-            self.buffer.append((act, facts))
-            if rnd.color is not None:
-                self._start()
-            return
-        self._feed(act, facts)
-        self.check(str(act))
-
-    def _feed(self, act: Action, facts: dict[str, Any]) -> None:
-        """Tell the referee what the table saw of `act`."""
-        ref = self.ref
-        seat = act.seat
         try:
-            if act.kind == "play":
-                card = act.cards[0]
-                taken = facts["counts"][seat] - facts["after"][seat]
-                discarded = taken - len(act.cards) if card.face == "DA" else 0
-                jump = seat != facts["actor"]
-                ref.play(
-                    act.cards if len(act.cards) > 1 else card,
-                    color=act.color,
-                    target=act.target,
-                    discarded=discarded,
-                    seat=seat if jump else None,
-                )
-            elif act.kind in ("hit", "draw"):
-                self._feed_take(act, facts)
-            elif act.kind == "pass":
-                ref.pass_turn()
-            elif act.kind == "uno":
-                ref.call_uno(seat)
-            elif act.kind == "catch":
-                assert act.target is not None
-                ref.catch(act.target, seat)
-            elif act.kind == "challenge":
-                ref.challenge(facts["wd4_legal"])
+            self.follower.moved(act, facts)
         except RuleError as exc:
             raise self.disagree(f"the referee refused {act}: {exc}") from None
-
-    def _feed_take(self, act: Action, facts: dict[str, Any]) -> None:
-        ref = self.ref
-        seat = act.seat
-        fired = facts["after"][seat] - facts["counts"][seat]
-        owed = facts["pending"]
-        if owed:
-            if ref.classic and ref.round is not None and ref.round.answerable():
-                ref.draw()  # the victim takes the cards instead of answering
-                if ref.hitter() is None:
-                    return  # nothing left anywhere to draw: the obligation lapsed on both sides
-            ref.press(fired)
-            return
-        if not ref.classic:
-            ref.hit()
-            ref.press(fired)
-        else:
-            # One draw of the simulator may be several (draw_until_playable): one card each.
-            for _ in range(max(fired, 1)):
-                ref.draw()
-                ref.press(1 if fired else 0)
-        if not facts["may_play"] and ref.may_play_taken():
-            ref.pass_turn()  # what came does not play: the player says so
+        if self.started:
+            self.check(str(act))
 
     # -- checks ------------------------------------------------------------------------------
     def disagree(self, what: str) -> Disagree:
@@ -247,11 +173,10 @@ class Pair:
 
     def finish(self) -> None:
         """Enter the hands left, score the round on both sides and compare."""
-        ref, game, rnd = self.ref, self.game, self.rnd
+        ref, game = self.ref, self.game
         if not self.started:
             raise self.disagree("a round ended before the referee could start it")
-        for seat in ref.to_enter():
-            ref.enter_hand(seat, rnd.hands[seat])
+        self.follower.finish()
         game.finish_round()
         if ref.scores != game.scores:
             raise self.disagree(f"scores: simulator {game.scores}, referee {ref.scores}")

@@ -667,3 +667,113 @@ def test_a_piped_session_reads_typed_lines_and_prints_json_state(tmp_path):
     assert code == 1  # a line was refused
     s2, _ = _session(tmp_path)
     assert s2.run(io.StringIO("R5\n")) == 0
+
+
+# -- what the session offers a caller that is not a terminal (the web page) --------------------
+
+
+def test_a_question_comes_with_the_answers_the_referee_accepts(tmp_path):
+    s, _ = _session(tmp_path)
+    s.handle_line("R5")
+    s.handle_line("WAA")
+    q = s.question()
+    assert (q.line, q.text, q.kind) == ("WAA", "colour for WAA (R Y G B)", "colour")
+    assert q.answers == ["R", "Y", "G", "B"]
+    s.forget_question()
+    assert s.question() is None and s.prompt().startswith("[round 1] Bob (7) on R5")
+    s.handle_line("WAA G")
+    assert s.question().kind == "target"
+    assert s.question().answers == ["Ann", "Cat"]  # Bob plays it: not at himself
+
+
+def test_the_answers_are_the_legal_ones_only(tmp_path):
+    s, _ = _session(tmp_path, deck="attack-1998")
+    s.handle_line("R5")
+    s.handle_line("RDA")  # Bob holds 7: the DA and 0 to 6 more red cards
+    assert s.question().answers == [str(n) for n in range(7)]
+    s.forget_question()
+    s.handle_line("W")  # a colour, any of them
+    assert s.question().answers == ["R", "Y", "G", "B"]
+
+
+def test_a_wild_turned_up_and_a_challenge_are_asked_with_their_answers(tmp_path):
+    s, _ = _session(tmp_path, deck="classic")
+    s.handle_line("W")
+    assert s.question().text == "W turned up: colour named by the first player"
+    assert s.question().answers == ["R", "Y", "G", "B"]
+    s.handle_line("G")
+    s.handle_line("WD4 B")
+    s.handle_line("challenge")
+    assert s.question().kind == "challenge" and s.question().answers == ["y", "n"]
+
+
+def test_the_view_is_the_json_state_with_the_referees_answers(tmp_path):
+    s, _ = _session(tmp_path)
+    for line in ("R5", "RH2"):
+        s.handle_line(line)
+    view = s.view()
+    assert view == json.loads(json.dumps(view))  # plain JSON
+    assert view["hitter"] == 2 and view["owes"] == ["Cat must hit 2 more times"]
+    assert view["owed"] == "2 more hits" and view["top"] == "RH2" and view["hands"] == [7, 6, 7]
+    assert view["prompt"] == "[round 1] Cat: 2 more hits, press the button"
+    assert view["button"] == {"box": False, "locked": None, "seat": 2, "aim": None}
+    assert view["undo"] == 2 and view["rules"]["preset"] == "attack" and not view["classic"]
+    summary = s.ref.summary()
+    assert {k: view[k] for k in summary} == summary
+
+
+def test_box_events_that_change_nothing_are_not_saved_each(tmp_path, monkeypatch):
+    """A press brings several events; only the one that changes the game costs an fsync. The
+    rest are replayed by the box after a crash, and change nothing again."""
+    import engine.table as table
+
+    writes: list[int] = []
+    real = table.write_json_atomic
+    monkeypatch.setattr(
+        table, "write_json_atomic", lambda path, data: (writes.append(1), real(path, data))
+    )
+    box = StubBox()
+    s = TableSession(
+        Referee(["Ann", "Bob"]), box=box, state_path=tmp_path / "s.json", last_event=box.box
+    )
+    s.start()
+    s.handle_line("R5")
+    s.handle_line("hit")
+    before = len(writes)
+    events = [
+        {"stream": "s1", "seq": seq, "kind": "state", "from": "idle", "to": to}
+        for seq, to in ((1, "spinup"), (2, "ejecting"), (3, "cooldown"))
+    ]
+    events.append({"stream": "s1", "seq": 4, "kind": "press", "press_id": 1, "source": "button"})
+    events.append(_fire(5, 1, 2, 80))
+    for event in events[:4]:
+        s.handle_event(event)
+    assert len(writes) == before
+    crashed = load_state(tmp_path / "s.json")  # what a crash here would leave: seq 0
+    assert crashed.last_event["seq"] == 0
+    s.handle_event(events[4])
+    assert len(writes) == before + 1 and s.ref.hand[1] == 9
+    saved = load_state(tmp_path / "s.json")
+    assert saved.last_event["seq"] == 5 and saved.referee.to_dict() == s.ref.to_dict()
+    # Restarted from the crash, the session is sent every event after seq 0 again: the
+    # press counts once, and the game is where the first session left it.
+    again = TableSession(crashed.referee, last_event=crashed.last_event, out=io.StringIO())
+    for event in events:
+        again.handle_event(event)
+    assert again.ref.to_dict() == s.ref.to_dict()
+
+
+def test_an_event_is_applied_before_the_box_is_told(tmp_path):
+    """`apply_event` changes the game in memory only; `settle` saves it and locks the button
+    (so a caller may show the change first)."""
+    box = StubBox()
+    s = TableSession(Referee(["Ann", "Bob"]), box=box, state_path=tmp_path / "s.json")
+    s.start()
+    s.handle_line("R5")
+    s.handle_line("hit")
+    calls = len(box.calls)
+    s.apply_event(_fire(1, 1, 0, 80))
+    assert s.ref.hitter() is None and len(box.calls) == calls
+    assert load_state(tmp_path / "s.json").referee.hitter() == 1  # not saved yet
+    s.settle()
+    assert box.calls[-1] == "lock" and load_state(tmp_path / "s.json").referee.hitter() is None

@@ -1,0 +1,382 @@
+"""The Starlette application: the page, its API and its WebSocket (docs/web.md).
+
+Routes:
+
+- `GET /` the page; `GET /static/...` its script, style and icon (package data; nothing from
+  outside the folder is served);
+- `GET /api/state` the newest update (the whole state, with its number);
+- `POST /api/join` ``{"code"}`` sets the session cookie; `POST /api/leave` drops it;
+- `POST /api/act` ``{"line"}`` one command line, as typed at `unoattack table`;
+- `POST /api/box` ``{"op", "params"}`` a box-panel control (`reset`, `status`, `model`,
+  `model.set`);
+- `WS /ws?since=N` the live updates (after update N when given) and the same `act`, `box` and
+  `ping` requests as JSON messages.
+
+Every request is checked before it reaches the table: a JSON object of known fields and types,
+at most `MAX_BODY` bytes; a session for anything that changes the game; this server's own
+origin for anything that changes state. Each refusal is one line, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from anyio import to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from engine.web.auth import COOKIE, Auth, cross_site, host_allowed
+from engine.web.hub import Hub, Subscriber, encode
+from engine.web.table_service import MAX_LINE, TableService
+
+__all__ = ["MAX_BODY", "MAX_FRAME", "STATIC", "check_request", "create_app"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_BODY = 4096  # bytes of one HTTP request body or WebSocket message the app reads
+MAX_FRAME = MAX_BODY
+PROTOCOL = 1
+SESSION_AGE_S = 24 * 3600
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+# Requests a page may send: their fields and the type of each.
+FIELDS: dict[str, dict[str, type]] = {
+    "act": {"line": str},
+    "box": {"op": str, "params": dict},
+    "ping": {},
+}
+REQUIRED: dict[str, tuple[str, ...]] = {"act": ("line",), "box": ("op",), "ping": ()}
+BOX_OPS = ("reset", "status", "model", "model.set")
+MAX_PARAMS = 16
+
+CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+}
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
+        type(value), {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    )
+
+
+def check_request(kind: object, data: dict[str, Any]) -> str | None:
+    """Why `data` is not a well-formed request of `kind`, in one line, or None."""
+    if not isinstance(kind, str) or kind not in FIELDS:
+        shown = kind if isinstance(kind, str) else _kind(kind)
+        return f"unknown request `{shown}`: allowed are {', '.join(FIELDS)}"
+    allowed = FIELDS[kind]
+    for key in data:
+        if key not in allowed and key not in ("type", "id"):
+            names = ", ".join(["type", "id", *allowed])
+            return f"unknown field `{key}` in `{kind}`: allowed are {names}"
+    ident = data.get("id")
+    if "id" in data and (
+        isinstance(ident, bool) or not isinstance(ident, int | str) or len(str(ident)) > 40
+    ):
+        return "`id` must be a number or a short string (at most 40 characters)"
+    for key in REQUIRED[kind]:
+        if key not in data:
+            return f"`{kind}` needs `{key}`"
+    for key, wanted in allowed.items():
+        if key in data and not isinstance(data[key], wanted):
+            want = {str: "a string", dict: "an object"}[wanted]
+            return f"`{key}` must be {want}, not {_kind(data[key])}"
+    if kind == "box":
+        op = data["op"]
+        if op not in BOX_OPS:
+            return f"unknown box control `{op}`: allowed are {', '.join(BOX_OPS)}"
+        params = data.get("params")
+        if op == "model.set":
+            if not params:
+                return "`model.set` needs `params`: the jam-model values to change"
+            if len(params) > MAX_PARAMS:
+                return f"`params` has {len(params)} keys: at most {MAX_PARAMS}"
+        elif params is not None:
+            return f"`{op}` takes no `params`"
+    return None
+
+
+class Guard:
+    """ASGI middleware: the Host must be one this server answers to; anything that changes
+    state (WebSocket, every method but GET/HEAD/OPTIONS) must come from this server's own
+    origin; every HTTP response gets the security headers."""
+
+    def __init__(self, app: Any, *, allowed_hosts: tuple[str, ...]) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        kind = scope["type"]
+        if kind not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = headers.get("host", "")
+        status, problem = 0, None
+        if not host_allowed(host, self.allowed_hosts):
+            status = 400
+            problem = (
+                f"this server does not answer to host {host!r}: open the address "
+                "`unoattack serve` printed (or start it with --allow-host)"
+            )
+        elif kind == "websocket" or scope["method"] not in SAFE_METHODS:
+            status, problem = 403, cross_site(headers, scope.get("scheme", "http"))
+        if problem is not None:
+            if kind == "websocket":
+                await receive()  # websocket.connect
+                await send({"type": "websocket.close", "code": 1008, "reason": problem[:120]})
+            else:
+                await JSONResponse({"ok": False, "error": problem}, status)(scope, receive, send)
+            return
+        if kind == "websocket":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                extra = [(k.encode(), v.encode()) for k, v in HEADERS.items()]
+                if scope["path"].startswith("/api/"):
+                    extra.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    """The request's JSON object body, at most MAX_BODY bytes; HTTPException otherwise."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/json":
+        raise HTTPException(415, "send a JSON object (Content-Type: application/json)")
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        raise HTTPException(413, f"request body of {length} bytes: at most {MAX_BODY}")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise HTTPException(413, f"request body over {MAX_BODY} bytes")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise HTTPException(400, "request body is not JSON") from None
+    if not isinstance(data, dict):
+        raise HTTPException(400, f"request body must be a JSON object, not {_kind(data)}")
+    return data
+
+
+class WebApp:
+    """The handlers, around one table service, hub and auth."""
+
+    def __init__(self, service: TableService, hub: Hub, auth: Auth) -> None:
+        self.service = service
+        self.hub = hub
+        self.auth = auth
+        self.epoch = secrets.token_hex(6)  # this server run: update numbers start again
+
+    # -- requests shared by HTTP and the WebSocket ------------------------------------------
+    async def perform(self, kind: str, data: dict[str, Any], token: object) -> tuple[int, dict]:
+        """Carry out one checked request; (HTTP status, reply)."""
+        if kind == "ping":
+            return 200, {"ok": True, "seq": self.hub.seq}
+        if not self.auth.valid(token):
+            return 401, {
+                "ok": False,
+                "error": "watching only: enter the join code to change the game",
+            }
+        if kind == "act":
+            outcome = await to_thread.run_sync(self.service.act, data["line"])
+        else:
+            outcome = await to_thread.run_sync(self.service.box_op, data["op"], data.get("params"))
+        reply = outcome.to_dict()
+        return (200 if outcome.ok or outcome.ask else 422), reply
+
+    async def _request(self, request: Request, kind: str) -> Response:
+        data = await read_json(request)
+        problem = check_request(kind, data)
+        if problem is not None:
+            return JSONResponse({"ok": False, "error": problem}, 400)
+        status, reply = await self.perform(kind, data, request.cookies.get(COOKIE))
+        return JSONResponse(reply, status)
+
+    # -- HTTP -------------------------------------------------------------------------------
+    async def index(self, request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+
+    async def state(self, request: Request) -> Response:
+        latest = self.hub.latest()
+        if latest is None:
+            return JSONResponse({"ok": False, "error": "the table is starting"}, 503)
+        return Response(latest, media_type="application/json")
+
+    async def join(self, request: Request) -> Response:
+        data = await read_json(request)
+        if set(data) - {"code"}:
+            extra = sorted(set(data) - {"code"})[0]
+            return JSONResponse({"ok": False, "error": f"unknown field `{extra}`: send code"}, 400)
+        client = request.client.host if request.client else "?"
+        token, problem, wait = self.auth.join(client, data.get("code"))
+        if token is None:
+            status = 429 if problem and problem.startswith("too many") else 403
+            if not isinstance(data.get("code"), str) or not data.get("code"):
+                status = 400
+            headers = {"retry-after": str(max(1, round(wait)))} if wait else None
+            return JSONResponse({"ok": False, "error": problem}, status, headers=headers)
+        response = JSONResponse({"ok": True, "role": "player"})
+        response.set_cookie(
+            COOKIE, token, max_age=SESSION_AGE_S, httponly=True, samesite="strict", path="/"
+        )
+        return response
+
+    async def leave(self, request: Request) -> Response:
+        self.auth.leave(request.cookies.get(COOKIE))
+        response = JSONResponse({"ok": True, "role": "watcher"})
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        return response
+
+    async def act(self, request: Request) -> Response:
+        return await self._request(request, "act")
+
+    async def box(self, request: Request) -> Response:
+        return await self._request(request, "box")
+
+    # -- the WebSocket ----------------------------------------------------------------------
+    async def websocket(self, ws: WebSocket) -> None:
+        token = ws.cookies.get(COOKIE)
+        since: int | None = None
+        raw = ws.query_params.get("since", "")
+        if raw.isdigit() and ws.query_params.get("epoch") == self.epoch:
+            since = int(raw)
+        await ws.accept()
+        await ws.send_text(
+            encode(
+                {
+                    "type": "hello",
+                    "protocol": PROTOCOL,
+                    "epoch": self.epoch,
+                    "role": "player" if self.auth.valid(token) else "watcher",
+                    "seq": self.hub.seq,
+                    "table": self.service.static(),
+                    "recent": self.hub.recent(),
+                    "limits": {"frame": MAX_FRAME, "line": MAX_LINE},
+                }
+            )
+        )
+        sub = self.hub.subscribe(since)
+        sender = asyncio.create_task(self._send(ws, sub))
+        try:
+            while True:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                reply = await self._on_message(message, token)
+                sub.put(encode(reply))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            self.hub.unsubscribe(sub)
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await sender
+
+    async def _send(self, ws: WebSocket, sub: Subscriber) -> None:
+        while True:
+            text = await sub.queue.get()
+            if text is None:  # fell too far behind: drop it, the page reconnects and catches up
+                await ws.close(code=1013, reason="too far behind: reconnect with since")
+                return
+            await ws.send_text(text)
+
+    async def _on_message(self, message: dict[str, Any], token: object) -> dict[str, Any]:
+        text = message.get("text")
+        if text is None:
+            return {"type": "error", "error": "send text frames of JSON, not binary"}
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_FRAME:
+            return {"type": "error", "error": f"message of {size} bytes: at most {MAX_FRAME}"}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return {"type": "error", "error": "message is not JSON"}
+        if not isinstance(data, dict):
+            return {"type": "error", "error": f"message must be a JSON object, not {_kind(data)}"}
+        kind = data.get("type")
+        problem = check_request(kind, data)
+        ident = data.get("id") if isinstance(data.get("id"), int | str) else None
+        if problem is not None:
+            return {"type": "error", "id": ident, "error": problem}
+        _status, reply = await self.perform(str(kind), data, token)
+        return {"type": "reply", "id": ident, "for": kind, **reply}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"ok": False, "error": exc.detail}, exc.status_code, headers=exc.headers)
+
+
+def create_app(
+    service: TableService,
+    hub: Hub,
+    auth: Auth,
+    *,
+    allowed_hosts: tuple[str, ...],
+    on_startup: Callable[[], None] | None = None,
+    on_shutdown: Callable[[], None] | None = None,
+) -> Any:
+    """The ASGI app for one table. The hub delivers on the app's event loop from startup on."""
+    web = WebApp(service, hub, auth)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        hub.bind(asyncio.get_running_loop())
+        if on_startup is not None:
+            on_startup()
+        try:
+            yield
+        finally:
+            if on_shutdown is not None:
+                on_shutdown()
+            hub.bind(None)
+
+    routes = [
+        Route("/", web.index, methods=["GET", "HEAD"]),
+        Route("/api/state", web.state, methods=["GET"]),
+        Route("/api/join", web.join, methods=["POST"]),
+        Route("/api/leave", web.leave, methods=["POST"]),
+        Route("/api/act", web.act, methods=["POST"]),
+        Route("/api/box", web.box, methods=["POST"]),
+        WebSocketRoute("/ws", web.websocket),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
+    )
+    app.state.web = web
+    return Guard(app, allowed_hosts=allowed_hosts)

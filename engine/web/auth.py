@@ -1,0 +1,159 @@
+"""Who may change the game: the join code, session cookies, and requests from other sites.
+
+- Anyone who can reach the page may watch. Changing the game (and the box panel's controls)
+  needs a session: `POST /api/join` with the join code printed by `unoattack serve` sets an
+  HttpOnly, SameSite=Strict cookie holding a random token the server remembers.
+- Wrong codes are slowed down: after a wrong code a client must wait before its next try, the
+  wait doubling with every wrong code in a row (1 s, 2 s, 4 s, ... up to a minute); and when
+  many wrong codes arrive from anywhere, every client waits. A 6-digit code then takes weeks.
+- Cross-site requests cannot act: a state-changing request (every POST, and every WebSocket)
+  whose `Origin` is not this server's own is refused, and so is a `Host` the server does not
+  answer to (DNS rebinding: a foreign name pointed at this address).
+"""
+
+from __future__ import annotations
+
+import collections
+import hmac
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from urllib.parse import urlsplit
+
+__all__ = [
+    "COOKIE",
+    "Auth",
+    "Throttle",
+    "cross_site",
+    "host_allowed",
+    "new_code",
+]
+
+COOKIE = "unoattack_session"
+CODE_DIGITS = 6
+MAX_SESSIONS = 512  # phones at one table, with room for many re-joins
+FIRST_WAIT_S = 1.0
+MAX_WAIT_S = 60.0
+# Wrong codes from all clients together in WINDOW_S seconds before everyone waits.
+GLOBAL_LIMIT = 30
+WINDOW_S = 60.0
+
+
+def new_code(digits: int = CODE_DIGITS) -> str:
+    """A random join code of `digits` digits (easy to type on a phone)."""
+    return "".join(secrets.choice("0123456789") for _ in range(digits))
+
+
+def check_code(code: str) -> str | None:
+    """Why `code` cannot be a join code given on the command line, or None."""
+    if not 4 <= len(code) <= 32 or not code.isascii() or not code.isalnum():
+        return f"join code `{code}`: 4 to 32 letters or digits"
+    return None
+
+
+class Throttle:
+    """Slows repeated wrong join codes, per client and in total. `clock` is injectable."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._fails: dict[str, int] = {}
+        self._until: dict[str, float] = {}
+        self._recent: collections.deque[float] = collections.deque()
+
+    def wait(self, client: str) -> float:
+        """Seconds `client` must still wait before its next try (0: it may try now)."""
+        now = self.clock()
+        while self._recent and self._recent[0] <= now - WINDOW_S:
+            self._recent.popleft()
+        mine = self._until.get(client, 0.0) - now
+        overall = 0.0
+        if len(self._recent) >= GLOBAL_LIMIT:
+            overall = self._recent[0] + WINDOW_S - now
+        return max(0.0, mine, overall)
+
+    def failed(self, client: str) -> float:
+        """A wrong code from `client`: returns how long it must wait now."""
+        now = self.clock()
+        fails = self._fails.get(client, 0) + 1
+        if len(self._fails) > 10_000:  # bounded memory against a flood of addresses
+            self._fails.clear()
+            self._until.clear()
+        self._fails[client] = fails
+        wait = min(MAX_WAIT_S, FIRST_WAIT_S * 2 ** (fails - 1))
+        self._until[client] = now + wait
+        self._recent.append(now)
+        return wait
+
+    def succeeded(self, client: str) -> None:
+        """The right code: `client` starts afresh."""
+        self._fails.pop(client, None)
+        self._until.pop(client, None)
+
+
+class Auth:
+    """The join code and the sessions it opened."""
+
+    def __init__(self, code: str | None = None, *, clock: Callable[[], float] = time.monotonic):
+        self.code = code or new_code()
+        self.throttle = Throttle(clock)
+        self._sessions: collections.OrderedDict[str, None] = collections.OrderedDict()
+
+    def join(self, client: str, code: object) -> tuple[str | None, str | None, float]:
+        """Try `code` for `client`: (token, None, 0) on success, else (None, reason, wait)."""
+        wait = self.throttle.wait(client)
+        if wait > 0:
+            return None, f"too many wrong join codes: try again in {wait:.0f} s", wait
+        if not isinstance(code, str) or not code:
+            return None, "code must be the join code printed by `unoattack serve` (a string)", 0
+        if not hmac.compare_digest(code.strip().encode(), self.code.encode()):
+            wait = self.throttle.failed(client)
+            return None, f"wrong join code: try again in {wait:.0f} s", wait
+        self.throttle.succeeded(client)
+        token = secrets.token_urlsafe(24)
+        self._sessions[token] = None
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+        return token, None, 0
+
+    def valid(self, token: object) -> bool:
+        """True for the token of a session this server opened (and has not closed)."""
+        return isinstance(token, str) and token in self._sessions
+
+    def leave(self, token: object) -> None:
+        """Close a session."""
+        if isinstance(token, str):
+            self._sessions.pop(token, None)
+
+
+def cross_site(headers: dict[str, str], scheme: str) -> str | None:
+    """Why a state-changing request is refused as coming from another site, or None.
+
+    `headers` are lower-case; `scheme` is the request's (`http`, `ws`, ...). A browser always
+    says where a request comes from (`Origin`, or at least `Sec-Fetch-Site`); a request without
+    either is no browser's and cannot carry a victim's cookie."""
+    origin = headers.get("origin")
+    host = headers.get("host", "")
+    if origin is None:
+        site = headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            return f"cross-site request refused (Sec-Fetch-Site: {site})"
+        return None
+    own = {"ws": "http", "wss": "https"}.get(scheme, scheme)
+    parts = urlsplit(origin)
+    if origin == "null" or (parts.scheme, parts.netloc.lower()) != (own, host.lower()):
+        return f"cross-site request refused: origin {origin} is not this server ({own}://{host})"
+    return None
+
+
+def host_allowed(host_header: str, allowed: Iterable[str]) -> bool:
+    """True when the `Host` header names one of the `allowed` host names (any port), or when
+    `allowed` holds `*`."""
+    names = set(allowed)
+    if "*" in names:
+        return True
+    host = host_header.strip().lower()
+    if host.startswith("["):  # [::1]:8500
+        name = host[: host.find("]") + 1] if "]" in host else host
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return name in names

@@ -1,0 +1,190 @@
+"""`unoattack demo --web`: the demo's bot game, served live with the table referee following it.
+
+The game is the terminal demo's (engine/demo.py `Demo`: the same bots on a `Round`, every hit a
+press of the mock box through `BoxLauncher`, the cards conserved after every round) and its
+terminal shows the same lines. Here a `Spectator` also tells the table referee every move, as a
+table would (engine/follow.py, the code the differential test checks against the simulator),
+each move one step of the web app's `TableService`; the box's events fill the page's box panel.
+The page shows the referee's view, as for `unoattack serve`, but it is watch-only: the bots
+play. The page stays up after the game until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, TextIO
+
+from engine.demo import Spectator
+from engine.errors import UnoError
+
+if TYPE_CHECKING:
+    from engine.web.server import WebServer
+
+__all__ = ["WATCH_ONLY", "TableSpectator", "add_arguments", "run"]
+
+DEFAULT_PACE = 0.6
+WATCH_ONLY = (
+    "this is the bots' game (`unoattack demo --web`): watch it; `unoattack serve` referees "
+    "a real table"
+)
+
+
+class Stopped(Exception):
+    """The server is stopping: the game ends here."""
+
+
+class TableSpectator(Spectator):
+    """Tells the table referee (through `service`) every move of the demo's game, and the
+    page's box panel every box event; waits `pace` seconds after each move so that a person
+    can follow; ends the game (`Stopped`) once `stop` is set."""
+
+    def __init__(
+        self, service: Any, names: list[str], *, pace: float, stop: threading.Event
+    ) -> None:
+        from engine.follow import Follower
+
+        self._follower_type = Follower
+        self.service = service
+        self.names = names
+        self.pace = pace
+        self.stop = stop
+        self.follower: Any = None
+        self._facts: dict[str, Any] = {}
+        self._seat: int | None = None  # who the move being made is by (a dispense's seat)
+        self._cause: dict[str, Any] = {}
+
+    def round_started(self, rnd: Any) -> None:
+        self._cause = {"demo": "deal"}
+        self.follower = self._follower_type(rnd, self._step)
+
+    def before(self, rnd: Any, act: Any) -> None:
+        if self.stop.is_set():
+            raise Stopped
+        self._facts = self.follower.facts()
+        self._seat = act.seat
+
+    def after(self, rnd: Any, act: Any) -> None:
+        self._cause = {"demo": act.kind, "seat": act.seat}
+        self.follower.moved(act, self._facts)
+        if self.stop.wait(self.pace):
+            raise Stopped
+
+    def round_over(self, rnd: Any) -> None:
+        self._cause = {"demo": "round over"}
+        self.follower.finish()
+
+    def box_event(self, event: dict[str, Any]) -> None:
+        self.service.show_box_event(event)
+
+    def fired(self, seat: int, event: dict[str, Any]) -> None:
+        who = seat if seat >= 0 else self._seat  # a dispense is for the player drawing
+        self.service.show_box_event(event, None if who is None else self.names[who])
+
+    def _step(self, change: Any) -> list[str]:
+        try:
+            return self.service.apply(change, self._cause)
+        except UnoError as exc:
+            raise UnoError(
+                f"the referee refused what the bots did ({exc}): the simulator and the "
+                "referee disagree, a bug to report"
+            ) from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`demo`'s web options: --web, --pace and where the page listens."""
+    from engine.web.serve import add_web_arguments
+
+    p.add_argument(
+        "--web",
+        action="store_true",
+        help="serve the game live on a web page, refereed by the table referee",
+    )
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=DEFAULT_PACE,
+        metavar="SECONDS",
+        help=f"--web: seconds between two moves, to follow on the page (default {DEFAULT_PACE:g})",
+    )
+    p.add_argument(
+        "--wait-pages",
+        type=int,
+        default=1,
+        metavar="N",
+        help="--web: the bots start when N pages are open, so the first game is seen whole (1)",
+    )
+    add_web_arguments(p)
+
+
+def run(
+    args: argparse.Namespace,
+    config_text: str,
+    out: TextIO | None = None,
+    *,
+    server: WebServer | None = None,
+) -> int:
+    """Start the mock box, the referee and the server; the bots play once the pages are
+    there; serve until Ctrl-C (or `server.shutdown()`: `server` is made from `args` unless
+    given). Exit code 1 when the game failed (cards not conserved, the referee disagreeing)."""
+    from engine.boxport import mock_box
+    from engine.demo import NAMES, Demo, Screen, show_summary, signals_as_interrupt
+    from engine.errors import InputError
+    from engine.web.serve import need_web_extra
+    from engine.web.table_service import TableService, demo_table
+
+    out = out or sys.stdout
+    need_web_extra()
+    if not 0 <= args.pace <= 60:
+        raise InputError(f"--pace {args.pace:g}: 0 to 60 seconds")
+    if not 0 <= args.wait_pages <= 1000:
+        raise InputError(f"--wait-pages {args.wait_pages}: 0 to 1000 pages")
+    names = list(NAMES[: args.players])
+    if server is None:
+        from engine.web.server import WebServer
+
+        server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
+    web = server
+    screen = Screen(out, names)
+    summaries: list[dict[str, Any]] = []
+    failed: list[str] = []
+    try:
+        with signals_as_interrupt(), mock_box(config_text) as (box, client):
+            session = demo_table(players=names, deck=args.deck, target=args.target)
+            service = TableService(session, box=client, port=client.port, watch_only=WATCH_ONLY)
+
+            def play(stop: threading.Event) -> None:
+                while web.hub.pages < args.wait_pages and not stop.wait(0.05):
+                    pass
+                if stop.is_set():
+                    return
+                screen.line(f"{web.hub.pages} page(s) watching: the bots start")
+                spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
+                try:
+                    summary = Demo.for_args(args, box, client, screen, spectator).run()
+                except Stopped:
+                    return
+                except UnoError as exc:
+                    failed.append(str(exc))
+                    raise  # the server says so on the page and on stderr
+                summaries.append(summary)
+                show_summary(screen, summary)
+                service.announce([f"game over: {summary['winner_name']} wins"], {"demo": "over"})
+
+            server.attach(service, workers=[play])
+            server.banner(out, "unoattack demo --web", saved=False)
+            waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
+            screen.line(
+                f"the bots {', '.join(names)} play to {args.target} through the mock box on "
+                f"{client.port}{waiting}; watch them at {server.url}"
+            )
+            server.run()
+    except KeyboardInterrupt:
+        pass
+    except UnoError as exc:
+        print(f"unoattack demo: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        server.close()
+    return 0 if not failed and all(s["conserved"] for s in summaries) else 1

@@ -1,0 +1,108 @@
+"""`unoattack serve`: the table referee as a live web page for every phone at the table.
+
+The same referee and state file as `unoattack table` (run either one to resume the other's
+game); the page composes the same command lines. `--port mock` starts `launcher run --mock
+--port pty` as a child exactly as `unoattack demo` does, `none` referees without a box (the
+page has `fired N` buttons). docs/web.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from engine.errors import UnoError
+
+__all__ = ["add_web_arguments", "need_web_extra", "register", "run_serve"]
+
+
+def need_web_extra() -> None:
+    """UnoError (exit 1) naming the extra to install when the web packages are missing."""
+    missing = []
+    for name in ("starlette", "uvicorn", "websockets", "segno"):
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise UnoError(
+            f"the web app needs {', '.join(missing)}: pip install 'unoattack-launcher[web]' "
+            "(make demo and make test install it)"
+        )
+
+
+def add_web_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the page is served, and who may join: shared by `serve` and `demo --web`."""
+    from engine.web.server import DEFAULT_HTTP
+
+    p.add_argument(
+        "--http",
+        default=DEFAULT_HTTP,
+        metavar="HOST:PORT",
+        help=f"where the page listens (default {DEFAULT_HTTP}: this machine only; "
+        "0.0.0.0:8500 for phones on the LAN; port 0 picks a free one)",
+    )
+    p.add_argument(
+        "--code",
+        default=os.environ.get("UNOATTACK_CODE") or None,
+        metavar="CODE",
+        help="the join code players enter (default: $UNOATTACK_CODE, else 6 random digits)",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name the page may be opened by (e.g. unoattack.home); repeatable",
+    )
+
+
+def register(subparsers: Any) -> None:
+    """Add the `serve` subcommand."""
+    from engine.boxport import add_box_arguments
+    from engine.table import add_game_arguments
+
+    p = subparsers.add_parser(
+        "serve",
+        help="the table referee as a live web page for phones",
+        description=(
+            "Referee a real table from a web page: everyone with the URL watches live; players "
+            "with the join code play by tapping. Same referee and state file as `unoattack "
+            "table`."
+        ),
+    )
+    add_box_arguments(p, mock=True)  # --port PORT|mock|none (--speed, --seed)
+    add_game_arguments(p)  # the same game options as `unoattack table`
+    add_web_arguments(p)
+    p.set_defaults(func=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """`unoattack serve`."""
+    need_web_extra()
+    from engine.boxport import check_box_arguments, open_box
+    from engine.demo import signals_as_interrupt
+    from engine.table import check_game
+    from engine.web.server import WebServer
+    from engine.web.table_service import TableService, open_table
+
+    check_box_arguments(args)  # usage errors before anything starts
+    saved = check_game(args)
+    server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
+    try:
+        with signals_as_interrupt(), open_box(args, saved) as box:
+            session = open_table(args, box.client, saved)
+            try:
+                service = TableService(session, port=box.port)
+                server.attach(service)
+                server.banner(sys.stdout)
+                server.run()
+            finally:
+                session.goodbye()  # saved, and the button locked while no referee runs
+    except KeyboardInterrupt:
+        print("unoattack serve: stopped; the game is saved", file=sys.stderr)
+    finally:
+        server.close()
+    return 0

@@ -1,0 +1,237 @@
+"""Running the web app: the listening socket, the URL and its QR code, uvicorn, and the
+threads beside it (the box's event reader, the demo's bots).
+
+The socket is bound before anything is printed, so the URL shown is the one that works (port 0
+picks a free port). By default only this machine can connect (127.0.0.1); a LAN address has to
+be asked for with `--http`. The server answers only to the host names it was started for (its
+addresses, this machine's name, `--allow-host`), which stops DNS-rebinding pages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import ipaddress
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
+
+from engine.errors import InputError, UnoError
+from engine.web.auth import Auth, check_code
+from engine.web.hub import Hub
+from engine.web.table_service import TableService
+
+__all__ = ["DEFAULT_HTTP", "WebServer", "parse_http"]
+
+DEFAULT_HTTP = "127.0.0.1:8500"
+WS_MAX_SIZE = 64 * 1024  # frames above this are refused by the WebSocket layer itself (1009)
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+SIOCGIFADDR = 0x8915  # Linux ioctl: an interface's IPv4 address
+
+
+def parse_http(text: str) -> tuple[str, int]:
+    """`HOST:PORT`, `[IPv6]:PORT` or `PORT` -> (host, port); InputError (exit 2) otherwise."""
+    usage = "--http HOST:PORT, e.g. 127.0.0.1:8500, 0.0.0.0:8500 (every address) or :8500"
+    raw = text.strip()
+    if raw.isdigit():
+        host, port_text = "127.0.0.1", raw
+    elif raw.startswith("["):
+        host, sep, port_text = raw[1:].partition("]:")
+        if not sep:
+            raise InputError(f"--http {text}: {usage}")
+    else:
+        host, sep, port_text = raw.rpartition(":")
+        if not sep:
+            raise InputError(f"--http {text}: {usage}")
+    host = host or "127.0.0.1"
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise InputError(f"--http {text}: port `{port_text}` is not 0 to 65535; {usage}")
+    if any(c.isspace() for c in host):
+        raise InputError(f"--http {text}: {usage}")
+    return host, int(port_text)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(f"--http {host}:{port}: unknown host ({exc.strerror})") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise UnoError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _interface_addresses() -> list[str]:
+    """IPv4 addresses of this machine's interfaces (Linux), loopback last."""
+    found: list[str] = []
+    with contextlib.suppress(OSError):
+        names = [name for _, name in socket.if_nameindex()]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            for name in names:
+                with contextlib.suppress(OSError):
+                    packed = struct.pack("256s", name.encode()[:15])
+                    reply = fcntl.ioctl(probe.fileno(), SIOCGIFADDR, packed)
+                    found.append(socket.inet_ntoa(reply[20:24]))
+    if not found:
+        with contextlib.suppress(OSError):
+            found = socket.gethostbyname_ex(socket.gethostname())[2]
+    return sorted(set(found), key=lambda a: (ipaddress.ip_address(a).is_loopback, a))
+
+
+def _host_names(host: str) -> list[str]:
+    """The host names (with brackets for IPv6) a page may use to reach `host`."""
+    names = list(LOOPBACK_NAMES)
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return names
+    hostname = socket.gethostname().lower()
+    names += [hostname, f"{hostname}.local"]
+    if host in ("0.0.0.0", "::", ""):
+        names += _interface_addresses()
+    else:
+        names.append(f"[{host}]" if ":" in host else host.lower())
+    return names
+
+
+def _display_host(host: str) -> str:
+    if host in ("0.0.0.0", "::", ""):
+        outside = [a for a in _interface_addresses() if not ipaddress.ip_address(a).is_loopback]
+        return outside[0] if outside else "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+class WebServer:
+    """One table's web app. `WebServer(http=...)` binds the socket (so a busy port fails before
+    a box is started); `attach(service)` builds the app; `run()` serves until Ctrl-C or SIGTERM.
+
+    `workers` are functions run in threads while the server runs, each given a stop event
+    (the box's event pump and its status asker always are)."""
+
+    def __init__(
+        self,
+        *,
+        http: str = DEFAULT_HTTP,
+        code: str | None = None,
+        allow_hosts: Iterable[str] = (),
+    ) -> None:
+        if code is not None and (problem := check_code(code)) is not None:
+            raise InputError(f"--code: {problem}")
+        host, port = parse_http(http)
+        self.hub = Hub()
+        self.auth = Auth(code)
+        self.sock = _bind(host, port)
+        self.port = int(self.sock.getsockname()[1])
+        self.host = host
+        self.url = f"http://{_display_host(host)}:{self.port}/"
+        names = [*_host_names(host), *(h.lower() for h in allow_hosts)]
+        self.allowed_hosts = tuple(dict.fromkeys(names))
+        self.stop = threading.Event()
+        self.service: TableService | None = None
+        self.app: Any = None
+        self._workers: list[Callable[[threading.Event], None]] = []
+        self._threads: list[threading.Thread] = []
+        self._server: Any = None
+
+    def attach(
+        self, service: TableService, workers: Iterable[Callable[[threading.Event], None]] = ()
+    ) -> None:
+        """Serve `service`: its changes become the hub's numbered updates."""
+        from engine.web.app import create_app
+
+        self.service = service
+        self._workers = [service.pump, service.ask_status, *workers]
+        service.publish = self.hub.publish
+        service.announce(service.startup_messages, {"start": True})  # the state at the start
+        self.app = create_app(
+            service,
+            self.hub,
+            self.auth,
+            allowed_hosts=self.allowed_hosts,
+            on_startup=self._start_workers,
+            on_shutdown=self._stop_workers,
+        )
+
+    def close(self) -> None:
+        """Release the socket (when `run` never ran)."""
+        self.sock.close()
+
+    def banner(self, out: TextIO, prog: str = "unoattack serve", *, saved: bool = True) -> None:
+        """The URL, the join code and a QR code of the URL (`saved`: the game has a state
+        file)."""
+        print(f"{prog}: the table at {self.url}", file=out)
+        if self.host in ("127.0.0.1", "localhost", "::1"):
+            print("  (this machine only; --http 0.0.0.0:PORT lets phones on the LAN in)", file=out)
+        print(f"  join code: {self.auth.code}  (watchers need none; players enter it)", file=out)
+        try:
+            import segno
+
+            segno.make(self.url, error="m").terminal(out=out, compact=True, border=1)
+        except UnicodeEncodeError:
+            print("  (the QR code needs a UTF-8 terminal)", file=out)
+        kept = "; the game is saved after every action" if saved else ""
+        print(f"  Ctrl-C stops the server{kept}", file=out)
+        out.flush()
+
+    def run(self) -> None:
+        """Serve until stopped (Ctrl-C or SIGTERM raise KeyboardInterrupt afterwards)."""
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            http="h11",
+            ws="websockets-sansio",
+            ws_max_size=WS_MAX_SIZE,
+            ws_per_message_deflate=False,  # small frames: compression costs more than it saves
+            lifespan="on",
+            proxy_headers=False,  # the peer address is the client (slowing wrong join codes)
+            server_header=False,
+            timeout_graceful_shutdown=3,
+        )
+        self._server = uvicorn.Server(config)
+        try:
+            self._server.run(sockets=[self.sock])
+        finally:
+            self._stop_workers()
+            self.sock.close()
+
+    def shutdown(self) -> None:
+        """Ask a running server to stop (any thread)."""
+        if self._server is not None:
+            self._server.should_exit = True
+
+    def _start_workers(self) -> None:
+        for work in self._workers:
+            thread = threading.Thread(
+                target=self._guard(work), name=f"web-{work.__name__}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def _guard(self, work: Callable[[threading.Event], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                work(self.stop)
+            except Exception as exc:  # a worker must not die silently
+                print(f"unoattack: {work.__name__} stopped: {exc}", file=sys.stderr)
+                if self.service is not None:
+                    self.service.announce([f"{work.__name__} stopped: {exc}"], {"error": True})
+
+        return run
+
+    def _stop_workers(self) -> None:
+        self.stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._threads = []

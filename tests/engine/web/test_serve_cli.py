@@ -1,0 +1,127 @@
+"""`unoattack serve` as a user runs it: usage errors, the URL and code, resuming a game (also
+one `unoattack table` saved), and the WebSocket layer's own frame limit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from engine.table import load_state
+from tests.engine.web.conftest import ROOT, Served
+
+ARGS = ["serve", "--port", "none", "--players", "Ann,Bob,Cat"]
+
+
+def run(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        (["--http", "localhost"], "--http localhost: --http HOST:PORT"),
+        (["--http", "127.0.0.1:99999"], "port `99999` is not 0 to 65535"),
+        (["--code", "ab"], "--code: join code `ab`: 4 to 32 letters or digits"),
+        (["--deck", "nope"], "unknown deck `nope`"),
+        (["--mode", "chaos"], "argument --mode: invalid choice: 'chaos'"),
+        (["--state", "nodir/t.json"], "folder nodir does not exist"),
+        (["--speed", "0"], "--speed 0: above 0"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path, extra: list[str], error: str) -> None:
+    done = run(*ARGS, *extra, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and error in done.stderr
+    assert "Traceback" not in done.stderr and not done.stdout
+
+
+def test_a_port_that_is_no_serial_port_and_a_bad_state_file(tmp_path: Path) -> None:
+    done = run("serve", "--port", str(tmp_path), "--players", "Ann,Bob", cwd=tmp_path)
+    assert done.returncode == 2 and "is a directory, not a serial port" in done.stderr
+    (tmp_path / "junk.json").write_bytes(b"\x00\xff")
+    done = run(*ARGS, "--state", "junk.json", cwd=tmp_path)
+    assert done.returncode == 2 and "not a table state file" in done.stderr
+
+
+def test_serve_prints_the_url_and_code_and_resumes_its_game(
+    serve: Callable[..., Served], tmp_path: Path
+) -> None:
+    served = serve(*ARGS, "--code", "424242")
+    assert served.url.startswith("http://127.0.0.1:") and served.code == "424242"
+    assert "▀" in served.output  # the QR code of the URL
+    origin = {"origin": served.url.rstrip("/")}
+    with httpx.Client(base_url=served.url, headers=origin) as http:
+        assert http.post("/api/join", json={"code": "424242"}).status_code == 200
+        for line in ("R5", "RH2", "fired 2"):
+            assert http.post("/api/act", json={"line": line}).json()["ok"]
+        before = http.get("/api/state").json()["view"]
+    assert served.stop() == 0
+    saved = load_state(tmp_path / "unoattack-table.json").referee.summary()
+    assert saved.items() <= before.items()  # the page showed the game that was saved
+    again = serve(*ARGS)
+    with httpx.Client(base_url=again.url) as http:
+        data = http.get("/api/state").json()
+    assert data["view"] == before
+    assert data["messages"] == [f"resuming the game saved in {Path('unoattack-table.json')}"]
+    assert again.stop() == 0
+    # ... and `unoattack table` plays on in the same file, then `serve` again.
+    table = run(
+        "table", "--port", "none", "--players", "Ann,Bob,Cat", cwd=tmp_path, stdin="fired 0\n"
+    )
+    assert table.returncode == 0 and "Cat: dry (holds 9)" in table.stdout
+    third = serve(*ARGS)
+    with httpx.Client(base_url=third.url) as http:
+        ref = http.get("/api/state").json()["view"]
+    assert ref["presses"] == [0, 0, 2] and ref["turn"] == 0
+
+
+def test_frames_too_big_for_the_websocket_layer_close_the_connection_only(
+    serve: Callable[..., Served],
+) -> None:
+    served = serve(*ARGS)
+    ws_url = served.url.replace("http://", "ws://") + "ws"
+    origin = served.url.rstrip("/")
+    with connect(ws_url, origin=origin, max_size=None) as ws:
+        assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+        ws.send("x" * (200 * 1024))
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                ws.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    with connect(ws_url, origin=origin) as ws:  # the server is fine
+        assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+    assert served.stop() == 0
+
+
+def test_the_package_ships_the_page(tmp_path: Path) -> None:
+    """The page is package data: an installed copy serves it with no checkout around."""
+    import engine.web.app as app
+
+    static = Path(app.STATIC)
+    assert {"index.html", "app.js", "style.css", "icon.svg"} <= {p.name for p in static.iterdir()}
+    text = (ROOT / "pyproject.toml").read_text()
+    assert '"engine.web" = ["static/*"]' in text
+
+
+def test_without_the_web_extra_serve_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.errors import UnoError
+    from engine.web.serve import need_web_extra
+
+    monkeypatch.setitem(sys.modules, "segno", None)  # as if it were not installed
+    with pytest.raises(UnoError, match=r"needs segno: pip install 'unoattack-launcher\[web\]'"):
+        need_web_extra()
