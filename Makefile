@@ -46,6 +46,12 @@ browser:
 		echo "make: the browser tests need Chromium: sudo apt-get install -y chromium" \
 			"(or set UNOATTACK_CHROMIUM to its path)" >&2; exit 1; \
 	fi
+	@# Thai and Chinese glyphs, so the pages in those languages are laid out (and checked for
+	@# overflow) with their real widths, not with empty boxes.
+	@if command -v fc-list >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& { [ -z "$$(fc-list :lang=th)" ] || [ -z "$$(fc-list :lang=zh-tw)" ]; }; then \
+		apt-get install -y -qq fonts-thai-tlwg fonts-wqy-microhei; \
+	fi
 
 test: $(STAMP) catalogs browser
 	$(PY) -m pytest -n 2 -q
