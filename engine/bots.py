@@ -57,12 +57,15 @@ class RandomBot:
 
     def choose(self, rnd: Round, seat: int) -> Action:
         """A legal move, each equally likely."""
-        acts = rnd.legal_actions(seat)
-        moves = [a for a in acts if a.kind not in _CALLS]
-        pick = moves or acts
+        pick = rnd.legal_actions(seat)
         n = len(pick)
         if not n:
             raise ValueError(f"seat {seat} has no legal action")
+        # legal_actions lists the calls (UNO, catch) before everything else: when the first
+        # action is not one, there is none to leave out (most moves; no list to build).
+        if pick[0].kind in _CALLS:
+            pick = [a for a in pick if a.kind not in _CALLS] or pick
+            n = len(pick)
         bits = self._bits
         if bits is None:
             return pick[self._below(n)]

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from engine.client import BoxClient, BoxError
 from engine.launchers import LauncherCounters
+from wire.client import BoxClient, BoxError
 
 __all__ = ["BoxLauncher"]
 
@@ -49,6 +49,7 @@ class BoxLauncher(LauncherCounters):
         self.fires: list[dict[str, Any]] = []
         self.jams = 0
         self.strays = 0  # cards that left the box after their burst was reported
+        self._unclaimed = 0  # cards of `stray` events not yet given to a hit or dispense
         self.presses_sent = 0
         self._aimed: int | None = None
 
@@ -112,6 +113,8 @@ class BoxLauncher(LauncherCounters):
             return  # fire events reach on_fire through wait_fire, with the seat attached
         if event.get("kind") == "jam":
             self.jams += 1
+        elif event.get("kind") == "stray":
+            self._unclaimed += int(event.get("count") or 0)
         if self.on_event is not None:
             self.on_event(event)
 
@@ -140,7 +143,8 @@ class BoxLauncher(LauncherCounters):
 
     def _strays(self, expect: int) -> int:
         """Wait for the box to settle after a burst and return how many cards left it beyond
-        those its fire event counted (a card already on its way when the feed stopped)."""
+        those its fire event counted (a card already on its way when the feed stopped): the
+        box's `stray` events, at most `expect` (the cards the pile still held)."""
         deadline = time.monotonic() + self.fire_timeout
         while True:
             status = self.client.status()
@@ -154,10 +158,9 @@ class BoxLauncher(LauncherCounters):
                 self._deliver(event)
                 if event.get("kind") == "state":
                     break
-        hopper = status.get("hopper")
-        if not isinstance(hopper, int) or hopper >= expect:
-            return 0
-        strays = expect - hopper
+        self.drain()  # the box sends every event due before the status reply ahead of it
+        strays = min(self._unclaimed, max(0, expect))
+        self._unclaimed = 0
         self.strays += strays
         return strays
 

@@ -5,7 +5,7 @@
 box:
 
 - a serial device or a pyserial URL: refused before anything starts when it can never be a
-  box's port (firmware/ports.py `check_port`, one line, exit 2), then connected; a resumed
+  box's port (wire/ports.py `check_port`, one line, exit 2), then connected; a resumed
   game asks the box to replay every event after the last one it applied (`connect_box`);
 - `mock`: `launcher run --mock --port pty` started as a child exactly as `unoattack demo`
   starts it (engine/demo.py `MockBox`, on the demo's config: `mock_config`), so that it works
@@ -77,8 +77,8 @@ def check_box_arguments(args: argparse.Namespace) -> str:
     """`--port` (and `--speed`) checked before anything starts: ``mock``, ``none`` (as the
     command takes them, in any case) or the port. A name that can never be a serial port is a
     one-line usage error (exit 2) in the very words `launcher send` and `watch` use."""
-    from engine.client import BoxError
-    from firmware.ports import PortError, check_port
+    from wire.client import BoxError
+    from wire.ports import PortError, check_port
 
     if hasattr(args, "speed"):
         check_speed(args.speed)
@@ -104,7 +104,7 @@ def connect_box(port: str, saved: Any | None = None, *, timeout: float = 5.0) ->
     the box to replay every event after the last one that game applied: a press made while the
     host was down still counts, and none counts twice. A name that cannot be a serial port is a
     usage error."""
-    from engine.client import BoxClient, BoxError
+    from wire.client import BoxClient, BoxError
 
     try:
         client = BoxClient(port, timeout=timeout)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+from wire.errors import UnoError  # the base is shared with the wire client's BoxError
 
-class UnoError(Exception):
-    """Base of every error the engine raises on purpose."""
-
-    exit_code = 1
+__all__ = ["BoxConfigError", "CardError", "InputError", "RuleError", "UnoError"]
 
 
 class RuleError(UnoError, ValueError):

@@ -281,6 +281,7 @@ class Round:
         "_ok",
         "_order",
         "_origin",
+        "_plain_draw",
         "_play_again",
         "_play_fired",
         "_plays_of",
@@ -473,6 +474,8 @@ class Round:
         self._takes = _HIT if rules.attack else _DRAW  # the take action of each seat
         self._multi = rules.multi_play
         self._until_playable = rules.draw_until_playable
+        # A classic draw is one card that ends the turn unless it plays: apply's fast path.
+        self._plain_draw = not rules.attack and not log and not rules.draw_until_playable
         self._stacking = rules.stacking
         self._play_fired = rules.play_fired_card and rules.attack
         self._two = len(self._order) == 2 and rules.two_player_rules
@@ -554,9 +557,10 @@ class Round:
         return self.winner is not None and not self.pending
 
     @property
-    def seats(self) -> list[int]:
-        """Seats in play, in seat order."""
-        return list(self._order)
+    def seats(self) -> tuple[int, ...]:
+        """Seats in play, in seat order (a tuple shared by every round seated alike: bots ask
+        for it on many moves, so it is not copied)."""
+        return self._order
 
     def points(self) -> list[int]:
         """Points left in each seat's hand (0 for seats not in play)."""
@@ -968,13 +972,18 @@ class Round:
                 hand = self.hands[seat]
                 drawn = self.drawn
                 if len(hand) > 1 and (drawn is None or drawn is card) and card in self._ok:
-                    # Removing the card is also the check that the seat holds it (one scan
-                    # of the hand, not two); if it does not, nothing has changed yet.
-                    try:
-                        hand.remove(card)
-                    except ValueError:
-                        pass  # not held: the full check below words the refusal
-                    else:
+                    # Finding the card is also the check that the seat holds it; if it does
+                    # not, nothing has changed yet. By identity (cards are interned): the
+                    # first `is` match is what hand.remove() would take, without remove()'s
+                    # call to Card.__eq__ for every card before it (a Python call: Card
+                    # defines an ordering, so its comparisons are all Python-level).
+                    i = 0
+                    for held in hand:
+                        if held is card:
+                            break
+                        i += 1
+                    if i < len(hand):
+                        del hand[i]
                         if card in _NUMBER_CARDS and not self.bonus:
                             # A number card: no effect, play passes on.
                             self.drawn = None
@@ -1021,6 +1030,27 @@ class Round:
             ):
                 if self.window != seat:
                     self.window = None
+                pile = self.pile
+                if pile and self._plain_draw and not pending:
+                    # The hot path of a classic round: one card off a loaded pile on the
+                    # player's own turn (what _do_take does through _draw and _offer_taken).
+                    if self.launcher.dispense(1, len(pile)) > 0:
+                        card = pile.pop(0)
+                        self.hands[seat].append(card)
+                        self.uno_called[seat] = False  # the hand now holds two or more
+                        self.cards_fired += 1
+                        if card in self._ok:
+                            self.drawn = card  # the player may play it now, or pass
+                            return
+                    if self.bonus:
+                        self._end_turn()
+                    else:
+                        # _end_turn(), inline.
+                        self.drawn = None
+                        self.turn = self._succ[seat]
+                        self.turns += 1
+                    self.actor = self.turn
+                    return
                 self._do_take(seat)
                 pending = self.pending  # _settle(), inline
                 self.actor = (
@@ -1183,26 +1213,6 @@ class Round:
                 return
             self._end_turn()
             return
-        pile = self.pile
-        if pile and not self._logging and not self._until_playable:
-            # Hot path of a classic draw: one card off a loaded pile (what _draw does).
-            if self.launcher.dispense(1, len(pile)) > 0:
-                card = pile.pop(0)
-                hand = self.hands[seat]
-                hand.append(card)
-                self.uno_called[seat] = False  # the hand now holds two or more
-                self.cards_fired += 1
-                if card in self._ok:
-                    self.drawn = card  # the player may play it now, or pass
-                    return
-            if self.bonus:
-                self._end_turn()
-                return
-            # _end_turn(), inline (the hot path of a classic round).
-            self.drawn = None
-            self.turn = self._succ[self.turn]
-            self.turns += 1
-            return
         got = self._draw(seat, 1)
         if self._until_playable:
             while got and self._keep_drawing(got):
@@ -1342,7 +1352,8 @@ class Round:
         target), but for the mistakes apply accepts to penalise them (a false UNO call, a wrong
         accusation).
 
-        Actions are shared objects: the same move is the same object every time.
+        Actions are shared objects: the same move is the same object every time. The calls
+        (an UNO call, then a catch) come before every other action.
         """
         # The common case first, kept lean because simulations call it for every move: the seat
         # to move, nothing pending, more than one card (no going-out rules), one card per play.
@@ -1372,12 +1383,8 @@ class Round:
                     return acts
                 # The playable cards, each distinct card once in hand order (dict.fromkeys
                 # keeps the first occurrence; a set's order would vary), then their plays.
-                ok = self._ok
-                playable = [c for c in hand if c in ok]
-                k = len(playable)
-                if k == 2 and playable[0] is playable[1]:
-                    del playable[1]
-                for card in dict.fromkeys(playable) if k > 2 else playable:
+                # filter() over the set's own test runs in C, no comprehension frame.
+                for card in dict.fromkeys(filter(self._ok.__contains__, hand)):
                     acts += plays[card]
                 if self.fired_play:
                     acts.append(_PASS[seat])

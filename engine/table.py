@@ -801,6 +801,8 @@ class TableSession:
                         output=event.get("output"), why=event.get("why")
                     )
                 )
+            elif kind == "stray":
+                shown = self._on_stray(event)
             else:
                 shown = False
             if kind in ("refill", "hello") and isinstance(event.get("hopper"), int):
@@ -851,16 +853,22 @@ class TableSession:
 
     def _check_strays(self, event: dict[str, Any], ejected: int) -> None:
         hopper = event.get("hopper")
-        if not isinstance(hopper, int):
-            return
-        if self.box_hopper is not None and self.last_hitter is not None:
-            strays = self.box_hopper - ejected - hopper
-            if strays > 0:
-                before = self.ref.to_dict()
-                self.say(*self.ref.stray(self.last_hitter, strays))
-                if self.ref.to_dict() != before:
-                    self._remember(before, by_box=True)
-        self.box_hopper = hopper
+        if isinstance(hopper, int):
+            self.box_hopper = hopper
+
+    def _on_stray(self, event: dict[str, Any]) -> bool:
+        """A card left the box with no burst counting (the box's `stray` event): it belongs to
+        the last hitter (RULES.md)."""
+        if isinstance(event.get("hopper"), int):
+            self.box_hopper = event["hopper"]
+        count = int(event.get("count") or 0)
+        if self.last_hitter is None or count <= 0:
+            return False
+        before = self.ref.to_dict()
+        self.say(*self.ref.stray(self.last_hitter, count))
+        if self.ref.to_dict() != before:
+            self._remember(before, by_box=True)
+        return True
 
     def _on_fire(self, event: dict[str, Any]) -> bool:
         reason = event.get("reason")

@@ -51,6 +51,7 @@ TIMINGS: tuple[tuple[str, str], ...] = (
     ("interval_ms", "card interval"),
     ("total_ms", "burst total"),
     ("on_ms", "ejector on-time"),
+    ("retract_ms", "retraction"),
 )
 CSV_COLUMNS = (
     "row",
@@ -64,6 +65,7 @@ CSV_COLUMNS = (
     "first_card_ms",
     "total_ms",
     "on_ms",
+    "retract_ms",
     "jams",
     "retries",
     "card",
@@ -93,6 +95,7 @@ class PressRecord:
     jams: int
     retries: int
     card_ms: list[int] = field(default_factory=list)
+    retract_ms: int | None = None  # the reverse phase after the burst ([ejector] retract_ms)
 
     @property
     def intervals(self) -> list[int]:
@@ -112,6 +115,7 @@ class PressRecord:
             "first_card_ms": self.first_card_ms,
             "total_ms": self.total_ms,
             "on_ms": self.on_ms,
+            "retract_ms": self.retract_ms,
             "jams": self.jams,
             "retries": self.retries,
             "card_ms": list(self.card_ms),
@@ -134,25 +138,20 @@ class Recorder:
         self.pulses: list[tuple[int, int]] = []  # ejector (on_ns, off_ns), for the duty figure
         self._on_since: int | None = None
         self._on_ns = 0
-        self._retries_by_press: dict[int, int] = {}
 
     # loop thread ----------------------------------------------------------------------------
 
-    def ejector_on(self, now_ns: int) -> None:
-        """The guarded ejector output turned on."""
-        if self._on_since is None:
+    def on_output(self, name: str, on: bool, now_ns: int) -> None:
+        """Safety watcher (``daemon.safety.watch``): a power output turned on or off; the
+        ejector's on-times are the duty figure."""
+        if name != "ejector":
+            return
+        if on and self._on_since is None:
             self._on_since = now_ns
-
-    def ejector_off(self, now_ns: int) -> None:
-        """The guarded ejector output turned off."""
-        if self._on_since is not None:
+        elif not on and self._on_since is not None:
             self._on_ns += now_ns - self._on_since
             self.pulses.append((self._on_since, now_ns))
             self._on_since = None
-
-    def burst_retries(self, press_id: int, retries: int) -> None:
-        """The daemon's own retry count for a burst that is ending."""
-        self._retries_by_press[press_id] = retries
 
     def on_event(self, event: dict) -> None:
         """Daemon subscriber: keep jam and fire events."""
@@ -163,9 +162,7 @@ class Recorder:
             press_id = int(event["press_id"])
             planned = int(event.get("planned") or 0)
             burst = planned > 0 and event.get("spinup_ms") is not None
-            retries = event.get("retries")
-            if retries is None:
-                retries = self._retries_by_press.pop(press_id, 0)
+            retries = event.get("retries") or 0  # the burst's unjam retries
             record = PressRecord(
                 press_id=press_id,
                 source=str(event.get("source", "")),
@@ -180,6 +177,7 @@ class Recorder:
                 jams=self.jams.get(press_id, 0),
                 retries=int(retries),
                 card_ms=[int(x) for x in event.get("card_ms") or []],
+                retract_ms=event.get("retract_ms"),
             )
             if burst:
                 self._on_ns = 0
@@ -202,36 +200,6 @@ class Recorder:
                     )
                 self._cond.wait(left)
             return self.records[press_id]
-
-
-class BenchDaemon(Daemon):
-    """The daemon, with its guard hooks also reporting the ejector's on-time to a recorder.
-
-    Everything else (state machine, timers, limits) is the daemon's own code, unchanged.
-    """
-
-    def __init__(self, config: Any, *, recorder: Recorder, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self.recorder = recorder
-
-    def output_on(self, name: str, max_on_ms: int) -> None:
-        """Guard hook: arm the deadline (daemon), then note the on-time start."""
-        super().output_on(name, max_on_ms)
-        if name == "ejector":
-            self.recorder.ejector_on(self.clock())
-
-    def output_off(self, name: str) -> None:
-        """Guard hook: drop the deadline (daemon), then add the on-time."""
-        super().output_off(name)
-        if name == "ejector":
-            self.recorder.ejector_off(self.clock())
-
-    def _finish(self, reason: str, trigger: str | None) -> None:
-        # The fire event does not carry the burst's retry count; hand it to the recorder first.
-        burst = self.burst
-        if burst is not None:
-            self.recorder.burst_retries(burst.press.press_id, burst.retries)
-        super()._finish(reason, trigger)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -293,6 +261,7 @@ def summarise(
         "interval_ms": intervals,
         "total_ms": [r.total_ms for r in bursts if r.total_ms is not None],
         "on_ms": [r.on_ms for r in bursts if r.on_ms is not None],
+        "retract_ms": [r.retract_ms for r in bursts if r.retract_ms is not None],
     }
     median_interval = stats(intervals)["median"]
     slipped = 0
@@ -552,7 +521,7 @@ def _press_timeout_s(config: Any, count: int) -> float:
     per_card = (t.card_timeout_ms + e.reverse_pulse_ms) * (lim.unjam_retries + 1)
     if e.kind == "solenoid":
         per_card += e.pulse_ms + e.recovery_ms + lim.solenoid_duty_window_ms
-    ms = e.flywheel_spinup_ms + e.soft_start_ms + t.cooldown_ms + count * per_card
+    ms = e.flywheel_spinup_ms + e.soft_start_ms + e.retract_ms + t.cooldown_ms + count * per_card
     return ms / 1000 + 10.0
 
 
@@ -580,9 +549,8 @@ def run_bench(
         presses = DEFAULT_PRESSES
     burst = min(burst, config.limits.max_burst)
     recorder = Recorder()
-    daemon = BenchDaemon(
-        config, recorder=recorder, factory=factory, plant=plant, config_path=config_path
-    )
+    daemon = Daemon(config, factory=factory, plant=plant, config_path=config_path)
+    daemon.safety.watch(recorder.on_output)
     daemon.subscribe(recorder.on_event)
     records: list[PressRecord] = []
     stopped: str | None = None
@@ -645,7 +613,8 @@ def _press_loop(
     # A hazard model fires eventually; this bound only stops a model that never does.
     limit = presses if presses is not None else max(100, 200 * (cards or 0))
     while len(records) < limit and (cards is None or out < cards):
-        if plant is not None and daemon.hopper is not None and daemon.hopper <= max_burst:
+        hopper = daemon.hopper.count
+        if plant is not None and hopper is not None and hopper <= max_burst:
             # The person at a mock box refills the hopper before it runs dry.
             _command(daemon, "load", {"total": max(int(config.plant.hopper), 2 * max_burst)})
         if daemon.state in ("jammed", "empty", "fault", "stopping"):
@@ -733,6 +702,14 @@ def _bench(args: argparse.Namespace) -> int:
             jam=dataclasses.replace(cfg.jam, seed=args.seed),
             plant=dataclasses.replace(cfg.plant, seed=args.seed),
         )
+    # The bench measures the ejector, not the show: no motion patterns (their pauses would read
+    # as slipped card slots) and no rapid-press cut (the bench presses as fast as it may). The
+    # retraction stays: it is part of every motor burst, and the bench reports its time.
+    cfg = dataclasses.replace(
+        cfg,
+        patterns=dataclasses.replace(cfg.patterns, enabled=False),
+        attenuation=dataclasses.replace(cfg.attenuation, window_ms=0),
+    )
     if args.burst is not None and not 1 <= args.burst <= cfg.limits.max_burst:
         raise UsageError(
             f"--burst must be between 1 and [limits] max_burst = {cfg.limits.max_burst}, "

@@ -23,12 +23,13 @@ DESCRIPTION = "UNO Attack launcher box daemon and tools."
 # subcommand -> module exposing register(subparsers); imported lazily so `launcher --help`
 # stays fast and a missing optional dependency only affects its own command.
 COMMANDS: dict[str, str] = {
-    "run": "firmware.daemon",
+    "run": "firmware.run",
     "config": "firmware.config",
     "model": "firmware.jam_cli",
     "diagram": "firmware.machine",
     "send": "firmware.send",
     "bench": "firmware.bench",
+    "sound": "firmware.sound_cli",
 }
 
 

@@ -14,8 +14,13 @@ import importlib.metadata
 import math
 import os
 import platform
+import select
+import signal
+import stat
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TextIO
 
 import i18n
 
@@ -210,7 +215,7 @@ def run(
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `... | head` closed our stdout: not an error worth a traceback.
-        _silence_stdout()
+        silence(sys.stdout)
         return 0
     except (UnicodeDecodeError, OSError) as exc:
         # Last line of defence: a file or device the user named cannot be used. The command
@@ -252,6 +257,67 @@ def _tolerate_narrow_stdout() -> None:
             stream.reconfigure(errors="replace")
 
 
-def _silence_stdout() -> None:
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+# What the pipe's watcher thread sends the main thread when the reader left.
+_READER_GONE = signal.SIGUSR2
+
+
+@contextlib.contextmanager
+def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Event]:
+    """While inside, a closed pipe on `stream` (stdout: `watch | head -1`) interrupts the main
+    thread like Ctrl-C (KeyboardInterrupt), and the yielded event is set. A quiet box gives
+    watch nothing to write, so without this it would wait for ever for the write that finds the
+    reader gone.
+    Does nothing unless `stream` is a pipe."""
+    gone = threading.Event()
+    stream = stream if stream is not None else sys.stdout
+    try:
+        fd = stream.fileno()
+        is_pipe = stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except (AttributeError, OSError, ValueError):
+        is_pipe = False
+    if not is_pipe or threading.current_thread() is not threading.main_thread():
+        yield gone
+        return
+    done = threading.Event()
+    armed = threading.Event()  # interrupt only once the caller's block runs, never mid-setup
+    main = threading.main_thread().ident
+
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    # A signal of our own, not SIGINT: a job started in the background of a script has SIGINT
+    # ignored (and Python leaves it so), and the reader leaving must still end the watch.
+    previous = signal.signal(_READER_GONE, interrupted)
+
+    def wait_for_reader_to_go() -> None:
+        poller = select.poll()
+        poller.register(fd, 0)  # no events asked: only POLLERR (reader gone) can be reported
+        while not done.is_set():
+            if poller.poll(200) and armed.wait():
+                gone.set()
+                if not done.is_set() and main is not None:
+                    signal.pthread_kill(main, _READER_GONE)
+                return
+
+    thread = threading.Thread(target=wait_for_reader_to_go, name="watch-pipe", daemon=True)
+    try:
+        thread.start()
+        armed.set()
+        yield gone
+    finally:
+        armed.set()
+        done.set()
+        thread.join(timeout=1.0)
+        if not thread.is_alive():  # else a late signal must still find our handler
+            signal.signal(_READER_GONE, previous)
+        if gone.is_set():
+            silence(stream)
+
+
+def silence(stream: TextIO) -> None:
+    """Point `stream`'s file descriptor at /dev/null: its reader left, and flushing it at exit
+    would only print an error."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from firmware import textfile
+from firmware import sound_pack, textfile
+from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS, AttenuationConfig
+from firmware.door import DoorConfig
 from firmware.errors import ConfigError
 from firmware.jam import (
     MAX_BURST_LIMIT,
@@ -35,6 +37,9 @@ from firmware.jam import (
     fold_weights,
     from_mapping,
 )
+from firmware.looks import LightConfig, parse_color
+from firmware.patterns import BUILTIN, PatternsConfig, merge, parse_pattern
+from firmware.sound_pack import PLAYERS, SoundConfig
 
 # BCM numbers a part may use on the 40-pin header: GPIO 0 and 1 carry the HAT ID EEPROM bus.
 PIN_MIN = 2
@@ -50,6 +55,10 @@ OUTPUT_PINS: tuple[str, ...] = (
     "button_led",
     "buzzer",
     "servo",
+    "light_red",
+    "light_green",
+    "light_blue",
+    "light_data",
 )
 
 # The buzzer plays one octave either side of this note, so octaves 0 and 8-9 would not fit.
@@ -80,6 +89,10 @@ class PinsConfig:
     servo: int | None = None
     hopper_empty: int | None = None
     door: int | None = None
+    light_red: int | None = None  # RGB button light (all three, or none)
+    light_green: int | None = None
+    light_blue: int | None = None
+    light_data: int | None = None  # WS2812 data line (instead of the RGB pins)
 
     def used(self) -> dict[str, int]:
         """Every fitted part and its pin, in declaration order."""
@@ -104,6 +117,8 @@ class EjectorConfig:
     pulse_ms: int = 40
     recovery_ms: int = 120
     flywheel_spinup_ms: int = 250
+    retract_ms: int = 100  # motor: reverse phase after every burst (0 = off; solenoid: unused)
+    retract_speed: float = 0.6
 
 
 @dataclass(frozen=True)
@@ -147,6 +162,7 @@ class FeedbackConfig:
     led_base_hz: float = 1.0
     led_step_hz: float = 1.0
     buzzer_tone: str = "A4"
+    big_burst: int = 6  # a burst of this many cards or more is big (sound and patterns)
 
 
 @dataclass(frozen=True)
@@ -175,6 +191,11 @@ class Config:
     servo: ServoConfig
     feedback: FeedbackConfig
     plant: PlantConfig
+    sound: SoundConfig
+    light: LightConfig
+    patterns: PatternsConfig
+    attenuation: AttenuationConfig
+    door: DoorConfig
 
 
 SECTIONS: tuple[str, ...] = (
@@ -187,6 +208,11 @@ SECTIONS: tuple[str, ...] = (
     "servo",
     "feedback",
     "plant",
+    "sound",
+    "light",
+    "patterns",
+    "attenuation",
+    "door",
 )
 
 # [jam] keys are JamParams fields except max_burst, which is the safety limit [limits] max_burst.
@@ -499,6 +525,8 @@ def load(path: str | Path) -> Config:
         flywheel_spinup_ms=sec.getint(
             "flywheel_spinup_ms", EjectorConfig.flywheel_spinup_ms, lo=0, hi=10000
         ),
+        retract_ms=sec.getint("retract_ms", EjectorConfig.retract_ms, lo=0, hi=2000),
+        retract_speed=sec.getfloat("retract_speed", EjectorConfig.retract_speed, lo=0.2, hi=1.0),
     )
     sec.check_unknown()
     ejector_sec = sec
@@ -554,6 +582,7 @@ def load(path: str | Path) -> Config:
             check=lambda v: _NOTE.fullmatch(v) is not None,
             allowed='must be a note name in octaves 1 to 7, like "A4", "C#5" or "Bb3"',
         ),
+        big_burst=sec.getint("big_burst", FeedbackConfig.big_burst, lo=1, hi=limits.max_burst),
     )
     sec.check_unknown()
 
@@ -574,6 +603,8 @@ def load(path: str | Path) -> Config:
     sec.check_unknown()
 
     _check_ejector(s["pins"], ejector_sec, limits_sec, pins, ejector, timing, limits)
+    _check_light(s["pins"], pins)
+    personality = _read_personality(s, limits)
     return Config(
         path=where,
         box=box,
@@ -585,7 +616,131 @@ def load(path: str | Path) -> Config:
         servo=servo,
         feedback=feedback,
         plant=plant,
+        **personality,
     )
+
+
+def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
+    """An RGB light needs all three colour pins; a WS2812 takes their place."""
+    rgb = [getattr(pins, k) for k in ("light_red", "light_green", "light_blue")]
+    if any(p is not None for p in rgb) and None in rgb:
+        missing = next(
+            k for k in ("light_red", "light_green", "light_blue") if getattr(pins, k) is None
+        )
+        raise pins_sec.fail(
+            missing, _MISSING, "an RGB light needs light_red, light_green and light_blue"
+        )
+    if rgb[0] is not None and pins.light_data is not None:
+        raise pins_sec.fail(
+            "light_data", pins.light_data, "a WS2812 light or an RGB light, not both; leave one out"
+        )
+
+
+def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str, Any]:
+    """``[sound]``, ``[light]``, ``[patterns]``, ``[attenuation]``, ``[door]``: the box's
+    character. None of them can raise a limit: they are read after ``[limits]`` and checked
+    against it."""
+    sec = s["sound"]
+    sound = SoundConfig(
+        player=sec.getchoice("player", SoundConfig.player, PLAYERS),
+        pack=sec.getstr(
+            "pack",
+            SoundConfig.pack,
+            check=lambda v: 0 < len(v) <= 4096 and "\0" not in v,
+            allowed='must be "default" or the folder of a sound pack',
+        ),
+        device=sec.getstr(
+            "device",
+            SoundConfig.device,
+            check=lambda v: len(v) <= 64 and v.isascii() and v.isprintable() and " " not in v,
+            allowed='must be an ALSA device name like "hw:1,0" or "" (the default device)',
+        ),
+        seed=sec.getint("seed", SoundConfig.seed, lo=0, hi=MAX_SEED),
+    )
+    sec.check_unknown()
+    if sound.player != "none":
+        # A pack that cannot play is a config mistake: said now, in one line (exit 78).
+        try:
+            sound_pack.load(sound_pack.resolve(sound.pack, base=Path(sec.path).parent))
+        except ConfigError as exc:
+            raise sec.fail("pack", sound.pack, str(exc)) from None
+
+    sec = s["light"]
+    colors = sec._get("seat_colors", list(LightConfig.seat_colors))
+    if (
+        not isinstance(colors, list)
+        or not 1 <= len(colors) <= 10
+        or not all(isinstance(c, str) and _is_color(c) for c in colors)
+    ):
+        raise sec.fail("seat_colors", colors, 'must be a list of 1 to 10 colours like "#e53935"')
+    light = LightConfig(
+        pixels=sec.getint("pixels", LightConfig.pixels, lo=1, hi=64),
+        brightness=sec.getfloat("brightness", LightConfig.brightness, lo=0, hi=1, above=True),
+        seat_colors=tuple(colors),
+    )
+    sec.check_unknown()
+
+    sec = s["patterns"]
+    enabled = sec._get("enabled", PatternsConfig.enabled)
+    if not isinstance(enabled, bool):
+        raise sec.fail("enabled", enabled, "must be true or false")
+    raw = sec._get("pattern", [])
+    if not isinstance(raw, list):
+        raise sec.fail("pattern", raw, "must be written as [[patterns.pattern]] tables")
+    own = []
+    whir_max = limits.ejector_max_on_ms - 1
+    for item in raw:
+        try:
+            own.append(parse_pattern(item, whir_max_ms=whir_max))
+        except ValueError as exc:
+            raise ConfigError(f"{sec.path}: [[patterns.pattern]] {exc}") from None
+    builtin = sec._get("builtin", PatternsConfig.builtin)
+    if not isinstance(builtin, bool):
+        raise sec.fail("builtin", builtin, "must be true or false")
+    if not builtin and not own:
+        raise sec.fail("builtin", builtin, "needs [[patterns.pattern]] tables of your own")
+    patterns = PatternsConfig(
+        enabled=enabled,
+        seed=sec.getint("seed", PatternsConfig.seed, lo=0, hi=MAX_SEED),
+        builtin=builtin,
+        patterns=merge(BUILTIN if builtin else (), own),
+    )
+    sec.check_unknown()
+
+    sec = s["attenuation"]
+    spam = sec._get("spam_sound", AttenuationConfig.spam_sound)
+    if not isinstance(spam, bool):
+        raise sec.fail("spam_sound", spam, "must be true or false")
+    curve = sec.getnumbers("curve", list(AttenuationConfig.curve), lo=0, hi=1)
+    if not 1 <= len(curve) <= MAX_CURVE:
+        raise sec.fail("curve", list(curve), f"must list 1 to {MAX_CURVE} factors from 0 to 1")
+    attenuation = AttenuationConfig(
+        window_ms=sec.getint("window_ms", AttenuationConfig.window_ms, lo=0, hi=MAX_WINDOW_MS),
+        curve=curve,
+        spam_sound=spam,
+    )
+    sec.check_unknown()
+
+    sec = s["door"]
+    door = DoorConfig(
+        warn_interval_s=sec.getfloat("warn_interval_s", DoorConfig.warn_interval_s, lo=1, hi=3600)
+    )
+    sec.check_unknown()
+    return {
+        "sound": sound,
+        "light": light,
+        "patterns": patterns,
+        "attenuation": attenuation,
+        "door": door,
+    }
+
+
+def _is_color(text: str) -> bool:
+    try:
+        parse_color(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_ejector(
@@ -610,6 +765,12 @@ def _check_ejector(
                 "soft_start_ms",
                 ejector.soft_start_ms,
                 "soft start needs [pins] ejector_enable (H-bridge EN); set it or use 0",
+            )
+        if ejector.retract_ms >= limits.ejector_max_on_ms:
+            raise ejector_sec.fail(
+                "retract_ms",
+                ejector.retract_ms,
+                f"must be below [limits] ejector_max_on_ms = {limits.ejector_max_on_ms}",
             )
         if timing.card_timeout_ms >= limits.ejector_max_on_ms:
             raise limits_sec.fail(

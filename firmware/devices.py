@@ -36,6 +36,9 @@ from gpiozero import (
 )
 from gpiozero.tones import Tone
 
+from firmware.light import make_backend
+from firmware.pins import is_mock
+
 log = logging.getLogger(__name__)
 
 Post = Callable[..., None]
@@ -183,11 +186,6 @@ class _Guarded(_Part):
         self._guard = guard
         self._on = False
 
-    @property
-    def is_on(self) -> bool:
-        """True while the output is driven."""
-        return self._on
-
     def _mark_on(self) -> None:
         if not self._on:
             self._guard.output_on(self.name, self.max_on_ms)  # deadline first, then the pin
@@ -256,8 +254,9 @@ class MotorEjector(_Guarded):
             self.enable.value = max(0.0, min(1.0, speed))
         self._obey_halt()
 
-    def backward(self) -> None:
-        """Run the roller backward at full speed (unjam pulse); nothing after `halt`."""
+    def backward(self, speed: float = 1.0) -> None:
+        """Run the roller backward at ``speed`` (the unjam pulse at full speed, a pattern's whir
+        or the retraction slower; needs EN for anything but full); nothing after `halt`."""
         if self.halted:
             return
         self._mark_on()
@@ -266,7 +265,7 @@ class MotorEjector(_Guarded):
             self.motor.backward()
             self.direction = -1
         if self.enable is not None:
-            self.enable.value = 1.0
+            self.enable.value = max(0.0, min(1.0, speed))
         self._obey_halt()
 
     def _obey_halt(self) -> None:
@@ -455,13 +454,11 @@ class Aim(_Part):
         self.servo = self._own(
             AngularServo(pin, min_angle=min_angle, max_angle=max_angle, pin_factory=factory)
         )
-        self.seat: int | None = None
 
     def aim(self, seat: int) -> float:
         """Turn to ``seat``; returns the angle."""
         angle = float(self.seat_angles[seat])
         self.servo.angle = angle
-        self.seat = seat
         return angle
 
     def off(self) -> None:
@@ -492,6 +489,7 @@ class Devices:
         self.aim: Aim | None = None
         self.hopper_empty: Switch | None = None
         self.door: Switch | None = None
+        self.light: Any = None
         try:
             # Outputs first so they are low before any input can post an event.
             if config.ejector.kind == "motor":
@@ -534,6 +532,10 @@ class Devices:
                 self.buzzer = self._add(
                     Buzzer(pins.buzzer, factory=factory, tone=config.feedback.buzzer_tone)
                 )
+            # The colour light (RGB or WS2812; None without one): off and closed with the rest.
+            self.light = make_backend(pins, config.light, factory=factory, mock=is_mock(factory))
+            if self.light is not None:
+                self._add(self.light)
             if pins.servo is not None:
                 self.aim = self._add(
                     Aim(

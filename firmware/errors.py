@@ -27,10 +27,6 @@ class ConfigError(LauncherError, ValueError):
     exit_code = EXIT_CONFIG
 
 
-class SafetyError(LauncherError, RuntimeError):
-    """A safety limit tripped (an output ran past its deadline, the duty cap was hit)."""
-
-
 class JournalError(LauncherError, OSError):
     """The journal cannot be opened, read or written (and could not be moved aside)."""
 
@@ -38,7 +34,8 @@ class JournalError(LauncherError, OSError):
 class CommandError(LauncherError):
     """A command from the host cannot be carried out; `code` is a wire-protocol error code."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, extra: dict | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.extra = dict(extra or {})  # reply fields sent with the error (a self-test's checks)

@@ -102,9 +102,22 @@ def format_describe(d: dict[str, Any]) -> str:
 def _show(args: argparse.Namespace) -> int:
     if not 0 <= args.max_n <= 1000:
         raise UsageError(f"--max-n must be between 0 and 1000, got {args.max_n}")
-    params, _ = load_params(args.config)
-    d = describe(params, max_n=args.max_n)
-    print(json.dumps(d, indent=2) if args.json else format_describe(d))
+    from firmware.attenuation import Attenuator
+    from firmware.config import load
+
+    cfg = load(args.config or default_config_path())
+    d = describe(cfg.jam, max_n=args.max_n)
+    # What hammering the button does to those figures ([attenuation]): the cut applies after
+    # the model's draw, so its effect on the mean is exact.
+    attenuation = Attenuator(cfg.attenuation)
+    if args.json:
+        rows = attenuation.rows(d["cards_per_press"])
+        att = cfg.attenuation
+        extra = {"window_ms": att.window_ms, "curve": list(att.curve), "by_rapid_press": rows}
+        print(json.dumps({**d, "attenuation": extra}, indent=2))
+    else:
+        explained = attenuation.explain(d["cards_per_press"])
+        print(format_describe(d) + "\n\n" + "\n".join(explained))
     return 0
 
 

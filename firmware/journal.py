@@ -44,8 +44,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from firmware import protocol
 from firmware.errors import JournalError, LauncherError, UsageError
+from wire import protocol
 
 log = logging.getLogger(__name__)
 

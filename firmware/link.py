@@ -32,8 +32,8 @@ from typing import Any, Protocol
 
 import serial
 
-from firmware import ports, protocol
 from firmware.errors import JournalError, UsageError
+from wire import ports, protocol
 
 log = logging.getLogger(__name__)
 
@@ -490,7 +490,9 @@ class Link:
             log.exception("daemon.submit(%r) raised", op)
             with self._lock:
                 self._counters["internal"] += 1
-            self._finish(cmd_id, op, _error(protocol.INTERNAL, f"{op} failed: {exc}"), key)
+            self._finish(
+                cmd_id, op, protocol.result_error(protocol.INTERNAL, f"{op} failed: {exc}"), key
+            )
 
     def _hello(self, cmd_id: str, args: dict) -> None:
         """Handshake: adopt the host's position when it is on our stream and replay after it.
@@ -534,9 +536,8 @@ class Link:
         stored it with the command's effect) and queue it for the writer."""
         if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
             log.error("daemon reply to %s is not a reply dict: %r", op, result)
-            result = _error(protocol.INTERNAL, f"{op}: daemon gave no valid reply")
-        reply = {"v": protocol.VERSION, "type": "reply", "id": cmd_id, **result}
-        reply["type"], reply["id"] = "reply", cmd_id
+            result = protocol.result_error(protocol.INTERNAL, f"{op}: daemon gave no valid reply")
+        reply = protocol.reply(cmd_id, result)
         if op == "status" and reply["ok"]:
             counters = self.counters
             with_link = {**reply, "link": {k: counters[k] for k in STATUS_COUNTERS}}
@@ -750,10 +751,6 @@ class _Once:
                 return
             self._done = True
         self._fn(result)
-
-
-def _error(code: str, message: str) -> dict:
-    return {"ok": False, "error": {"code": code, "message": message}}
 
 
 def _fits(message: dict) -> bool:

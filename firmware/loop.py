@@ -92,7 +92,6 @@ class Loop:
         self._running = False
         self.crashed: BaseException | None = None
         self.errors = 0  # handler exceptions caught so far
-        self.handled = 0  # events and timers handled so far
 
     # -- any thread --------------------------------------------------------------------------
 
@@ -230,7 +229,6 @@ class Loop:
         return fired
 
     def _dispatch(self, event: Event) -> None:
-        self.handled += 1
         try:
             self._handler(event)
         except Exception as exc:

@@ -5,8 +5,10 @@ tables below, so only the moves declared here exist and ``launcher diagram`` (an
 ``docs/state-machine.md``) draw exactly what runs. State names are part of the wire protocol.
 
 The model only decides *which* state comes next; what the box does on the way (outputs on and off,
-events) is the daemon's business, reached through the named ``before``/``after`` callbacks that the
-model forwards to its :class:`Box`.
+events) is the features' business, reached through the named ``before``/``after`` callbacks that
+the model forwards to its :class:`Box` (the daemon). Where a trigger applies is the table's to say:
+a feature pulls a trigger that may not apply through ``Daemon.move`` (``may_trigger``), never
+after testing the state name itself; pulled directly where the table has no move, it raises.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ STATES: list[str] = [
     "stopping",  # shutting down: outputs off, devices closing
 ]
 
+RESTING_STATES = ("idle", "locked")  # where a queued press is served
 BUSY_STATES = ("spinup", "ejecting", "cooldown")
 LATCHED_STATES = ("jammed", "empty", "fault")
 _RUNNING = ["booting", "idle", "locked", "spinup", "ejecting", "cooldown", "jammed", "empty"]

@@ -33,6 +33,13 @@ def mock_requested(env: dict[str, str] | None = None) -> bool:
     return env.get("GPIOZERO_PIN_FACTORY", "").strip().lower() == "mock"
 
 
+def is_mock(factory: Any) -> bool:
+    """True for gpiozero's ``MockFactory`` (tests, ``--mock``): no real pins behind it."""
+    from gpiozero.pins.mock import MockFactory
+
+    return isinstance(factory, MockFactory)
+
+
 def make_factory(*, mock: bool) -> Any:
     """Return a new pin factory: ``MockFactory(pin_class=MockPWMPin)`` or gpiozero's default.
 

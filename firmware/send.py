@@ -1,6 +1,6 @@
 """`launcher send PORT OP [ARGS]`: talk to a box from a terminal.
 
-A thin command line over the host client (`engine.client.BoxClient`), for a person at the bench:
+A thin command line over the host client (`wire.client.BoxClient`), for a person at the bench:
 
     launcher send /dev/ttyACM0 status
     launcher send /dev/ttyACM0 press          # waits for the fire result and prints it
@@ -21,24 +21,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from firmware.commandline import EXIT_INTERRUPTED, seconds
+from firmware.commandline import EXIT_INTERRUPTED, seconds, stop_when_reader_goes
 from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
+from wire.ops import TABLE
+from wire.text import describe, fire_result
 
-# op -> (argument names, help). Each argument is a whole number.
+# op -> (argument names, help), from the op table: every op whose required arguments a
+# command line can give (each a whole number), and `watch`, which is this command's own.
 OPS: dict[str, tuple[tuple[str, ...], str]] = {
-    "status": ((), "state, hopper, dry streak, queue, aim, fault"),
-    "press": ((), "press the button; prints the fire result"),
-    "dispense": (("count",), "fire exactly COUNT cards; prints the fire result"),
-    "lock": ((), "forbid presses"),
-    "unlock": ((), "allow presses"),
-    "aim": (("seat",), "turn the aiming servo to SEAT (0 first)"),
-    "load": (("count",), "COUNT cards were put in the hopper (with --total: it now holds COUNT)"),
-    "clear": ((), "leave jammed / empty"),
-    "reset": ((), "leave fault"),
-    "selftest": ((), "run the self-test"),
-    "model.get": ((), "show the jam-model parameters"),
-    "watch": ((), "print events as they arrive until Ctrl-C"),
+    op.name: (op.send_args, op.help)
+    for op in TABLE
+    if not op.by_link and {a.name for a in op.args if a.required} <= set(op.send_args)
 }
+OPS["watch"] = ((), "print events as they arrive until Ctrl-C")
 # Box error codes that mean the person asked for something wrong (exit 2, not 1).
 USAGE_CODES = frozenset({"BAD_ARG", "UNKNOWN_OP", "BAD_PORT"})
 # The first bytes of every SQLite database file (the host state file is one).
@@ -129,42 +124,6 @@ def _check_state_path(path: str) -> None:
             )
 
 
-def describe_event(event: dict[str, Any]) -> str:
-    """One readable line for an event: seq, box time, kind and what happened."""
-    kind = event.get("kind", "?")
-    head = f"#{event.get('seq', '?'):<6} {event.get('t_ms', 0) / 1000:10.3f}s  {kind:<6} "
-    if kind == "fire":
-        return head + describe_fire(event)
-    if kind == "state":
-        why = f" ({event['why']})" if event.get("why") else ""
-        return head + f"{event.get('from')} -> {event.get('to')}{why}"
-    if kind == "press":
-        return head + f"press {event.get('press_id')} from {event.get('source', '?')}"
-    if kind == "hello":
-        return head + f"{event.get('name', 'box')} started, hopper {event.get('hopper')}"
-    if kind == "jam":
-        return head + f"jam on press {event.get('press_id')} after {event.get('retries')} retries"
-    if kind == "empty":
-        return head + f"hopper empty (press {event.get('press_id')}), {event.get('hopper')} left"
-    if kind == "fault":
-        return head + f"fault on {event.get('output')}: {event.get('why')}"
-    if kind == "refill":
-        return head + f"{event.get('added')} cards added, hopper {event.get('hopper')}"
-    return head + json.dumps(event, separators=(",", ":"))
-
-
-def describe_fire(event: dict[str, Any]) -> str:
-    """`press 7: fired 3 of 3 cards (dry streak 2, hopper 97)`."""
-    extras = [f"dry streak {event['dry_streak']}"] if "dry_streak" in event else []
-    if event.get("hopper") is not None:
-        extras.append(f"hopper {event['hopper']}")
-    tail = f" ({', '.join(extras)})" if extras else ""
-    return (
-        f"press {event.get('press_id')}: {event.get('reason')}"
-        f" {event.get('ejected')} of {event.get('planned')} cards{tail}"
-    )
-
-
 def describe_reply(op: str, reply: dict[str, Any]) -> str:
     """A short human form of a command's reply."""
     if op == "model.get":
@@ -187,9 +146,8 @@ def _print(args: argparse.Namespace, data: dict[str, Any], human: Callable[[], s
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `launcher send`."""
-    # the host client lives in engine/; imported here so `launcher --help` does not need it
-    from engine.client import BoxClient, BoxError
-    from engine.watch import stop_when_reader_goes
+    # imported here so `launcher --help` does not load pyserial and the client
+    from wire.client import BoxClient, BoxError
 
     try:
         numbers = parse_op(args.op, args.args)
@@ -208,13 +166,13 @@ def run(args: argparse.Namespace) -> int:
                 # `watch | head -1` ends when head does, even while the box is quiet.
                 with stop_when_reader_goes(sys.stdout) as reader_gone:
                     for event in client.events():
-                        _print(args, event, lambda e=event: describe_event(e))
+                        _print(args, event, lambda e=event: describe(e))
                     client.raise_if_gone()
                 return EXIT_OK
             if op in ("press", "dispense"):
                 press_id = client.press() if op == "press" else client.dispense(numbers[0])
                 fire = client.wait_fire(press_id, timeout=args.wait)
-                _print(args, fire, lambda: describe_fire(fire))
+                _print(args, fire, lambda: fire_result(fire))
                 return EXIT_OK
             call_args: dict[str, Any] = {}
             if op == "aim":

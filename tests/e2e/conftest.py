@@ -31,7 +31,8 @@ START_TIMEOUT = 30.0  # seconds for a daemon to print its PORT line (2 busy core
 # Timings that keep a burst to a few milliseconds; a test adds what it needs on top.
 _PLANT = {"hopper": 10000, "feed_interval_ms": 4, "feed_jitter_ms": 1, "beam_ms": 1, "spinup_ms": 0}
 FAST: dict[str, dict[str, Any]] = {
-    "ejector": {"soft_start_ms": 0, "flywheel_spinup_ms": 0},
+    "ejector": {"soft_start_ms": 0, "flywheel_spinup_ms": 0, "retract_ms": 0},
+    "patterns": {"enabled": False},  # suspense pauses would dwarf these bursts
     "timing": {
         "cooldown_ms": 0,
         # A jam only when the plant really stops: the daemon's own thread feeding the mock

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from engine.box import BoxLauncher
-from engine.client import BoxClient, BoxError
 from engine.demo import MockBox, default_config_path, demo_config
+from wire.client import BoxClient, BoxError
 
 
 @pytest.fixture

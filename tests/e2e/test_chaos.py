@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from engine.client import BoxClient
 from tests.e2e.chaos import ChaosRelay
 from tests.e2e.conftest import SOLENOID, BoxProcess
+from wire.client import BoxClient
 
 PRESSES = 2000
 PRESSERS = 4  # threads pressing at once, so a lost frame's resend timer overlaps other work

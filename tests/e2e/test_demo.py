@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from engine.demo import MockBox, color_wanted, demo_config
+from tests.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -141,13 +142,12 @@ def test_a_whole_seeded_game_through_the_box():
 
 def _box_child(demo_pid: int, timeout: float = 20.0) -> psutil.Process:
     parent = psutil.Process(demo_pid)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for child in parent.children():
-            if "firmware.cli" in " ".join(child.cmdline()):
-                return child
-        time.sleep(0.05)
-    raise AssertionError("the demo started no box child")
+
+    def box_child() -> psutil.Process | None:
+        found = [c for c in parent.children() if "firmware.cli" in " ".join(c.cmdline())]
+        return found[0] if found else None
+
+    return wait_until(box_child, timeout, what="the demo's box child", poll=0.05)
 
 
 @pytest.mark.timeout(60)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.client import BoxClient
 from tests.e2e.conftest import SOLENOID, BoxProcess, merge
+from tests.wait import wait_until
+from wire.client import BoxClient
 
 BURST = 10
 # A solenoid fires exactly one card per pulse (no motor overrun), and the pulses come far apart
@@ -54,13 +54,11 @@ def inflight_ejected(journal: Path) -> int | None:
 
 
 def wait_for_cards(journal: Path, cards: int, timeout: float = 20.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def reached() -> int | None:
         counted = inflight_ejected(journal)
-        if counted is not None and counted >= cards:
-            return counted
-        time.sleep(0.005)
-    raise AssertionError(f"the burst never reached {cards} cards")
+        return counted if counted is not None and counted >= cards else None
+
+    return wait_until(reached, timeout, what=f"the burst reaching {cards} cards")
 
 
 def test_kill9_mid_burst_reports_interrupted_press_and_loses_nothing(

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.client import BoxClient, BoxError
 from firmware import config as config_mod
 from tests.e2e.conftest import FAST, ROOT, SOLENOID, BoxProcess, write_config
+from wire.client import BoxClient, BoxError
 
 
 @pytest.fixture

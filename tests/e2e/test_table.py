@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.client import BoxClient
 from engine.demo import MockBox, default_config_path, demo_config
 from engine.table import Referee, TableSession, build_session
+from tests.wait import wait_until
+from wire.client import BoxClient
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,6 +62,12 @@ def client_factory() -> Iterator[Callable[[MockBox], BoxClient]]:
         client.close()
 
 
+def pump(client: BoxClient, session: TableSession) -> None:
+    """Hand the box events that arrive within 0.1 s to the table session."""
+    for event in client.events(timeout=0.1):
+        session.handle_event(event)
+
+
 class Table:
     """A session on a mock box, driven line by line; box events are pumped in on demand."""
 
@@ -83,14 +90,12 @@ class Table:
             self.session.handle_line(line)
 
     def pump_until(self, cond: Callable[[], bool], timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"condition not met; output:\n{self.out.getvalue()[-2000:]}")
-            for event in self.client.events(timeout=0.1):
-                self.session.handle_event(event)
-                if cond():
-                    return
+        wait_until(
+            cond,
+            timeout,
+            what=lambda: f"the condition; output:\n{self.out.getvalue()[-2000:]}",
+            step=lambda: pump(self.client, self.session),
+        )
 
     def press(self, seat: int) -> None:
         """Type `press` and wait until the referee has counted it."""
@@ -407,11 +412,12 @@ def test_classic_dispenses_every_draw_with_the_button_locked(box_factory, client
         session = build_session(args, client, out)
         assert "waiting for the box to report the dispense of 1 card for Ann" in out.getvalue()
         session.sync_box()  # must not dispense again
-        deadline = time.monotonic() + 60.0
-        while session.ref.hand[0] != 10:
-            assert time.monotonic() < deadline, out.getvalue()
-            for event in client.events(timeout=0.1):
-                session.handle_event(event)
+        wait_until(
+            lambda: session.ref.hand[0] == 10,
+            60.0,
+            what=out.getvalue,
+            step=lambda: pump(client, session),
+        )
         assert session.dispensing is None and session.ref.may_play_taken()
         assert session.ref.turn == 0
         assert client.status()["hopper"] == hopper - 1  # one card, dispensed once
@@ -449,22 +455,24 @@ def test_classic_crash_before_the_press_id_was_saved(box_factory, client_factory
     try:
         assert "if the launcher never fired them, type `resend`" in out.getvalue()
         session.sync_box()  # waits: does not send again
-        deadline = time.monotonic() + 60.0
-        while session.ref.hand[1] != 8:
-            assert time.monotonic() < deadline, out.getvalue()
-            for event in client.events(timeout=0.1):
-                session.handle_event(event)
+        wait_until(
+            lambda: session.ref.hand[1] == 8,
+            60.0,
+            what=out.getvalue,
+            step=lambda: pump(client, session),
+        )
         assert session.dispensing is None and client.status()["hopper"] == hopper - 1
         session.handle_line("pass")
         # Cat draws; the intent is saved, the command never left the host: `resend` sends it.
         session.dispensing = {"seat": 2, "cards": 1, "press_id": None}
         session.ref.draw()
         session.handle_line("resend")
-        deadline = time.monotonic() + 60.0
-        while session.ref.hand[2] != 8:
-            assert time.monotonic() < deadline, out.getvalue()
-            for event in client.events(timeout=0.1):
-                session.handle_event(event)
+        wait_until(
+            lambda: session.ref.hand[2] == 8,
+            60.0,
+            what=out.getvalue,
+            step=lambda: pump(client, session),
+        )
         assert client.status()["hopper"] == hopper - 2
         assert "`resend` is only for" not in out.getvalue()
     finally:

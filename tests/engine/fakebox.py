@@ -1,7 +1,7 @@
 """A small fake box for testing the host client: the box side of the documented wire protocol
 over a pty, with knobs to misbehave (lost replies, lost, duplicated or garbled frames, unplugs).
 
-It speaks through `firmware.protocol` and keeps its events in memory: enough of the box to pin
+It speaks through `wire.protocol` and keeps its events in memory: enough of the box to pin
 the host's half of the bargain without the daemon. The port is a symlink to the current pty (like
 a udev /dev/serial/by-id link), so `unplug()` can give the host a new pty at the same path.
 """
@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from firmware import protocol
+from tests.wait import wait_until
+from wire import protocol
 
 RESEND_S = 0.25
 
@@ -243,11 +244,13 @@ class FakeBox:
                         self._send_event(self.events[seq - 1])
 
     def wait(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-        """Poll `predicate` (box-side state) until true or `timeout`."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """Poll `predicate` (box-side state) until true or `timeout`; False when it never was."""
+
+        def holds() -> bool:
             with self._lock:
-                if predicate():
-                    return True
-            time.sleep(0.005)
-        return False
+                return bool(predicate())
+
+        try:
+            return wait_until(holds, timeout)
+        except AssertionError:
+            return False

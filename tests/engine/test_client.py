@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.client import BoxClient, BoxError
-from firmware import protocol
 from tests.engine.fakebox import FakeBox
+from wire import protocol
+from wire.client import BoxClient, BoxError
 
 
 @pytest.fixture

@@ -171,8 +171,12 @@ def test_no_illegal_move_is_ever_accepted(
                 assert rnd.to_dict() == before, act
         # Every legal action of every seat is accepted (on copies, the round goes on unchanged).
         for seat in rnd.seats:
-            for act in rnd.legal_actions(seat):
+            acts = rnd.legal_actions(seat)
+            for act in acts:
                 rnd.copy().apply(act)
+            # The calls (UNO, catch) come first (RandomBot reads them off the front).
+            calls = [act.kind in ("uno", "catch") for act in acts]
+            assert calls == sorted(calls, reverse=True), acts
         actor = rnd.actor
         assert actor is not None
         moves = rnd.legal_actions(actor)

@@ -621,20 +621,22 @@ def test_box_events_count_once_and_a_card_slipping_out_goes_to_the_last_hitter(t
     s.handle_event(_fire(3, 2, 0, 77))
     assert s.ref.hitter() is None and s.ref.presses[2] == 2
     s.handle_line("hit")  # Ann
-    # One card left the box after press 2's burst: the hopper went 77 -> 76 without a fire.
-    s.handle_event(_fire(4, 3, 2, 74))
+    # One card left the box after press 2's burst: the box reports it as a `stray` event.
+    stray = {"kind": "stray", "count": 1, "hopper": 76, "after_press_id": 2}
+    s.handle_event({"stream": "s1", "seq": 4, **stray})
+    s.handle_event(_fire(5, 3, 2, 74))
     assert "1 card slipped out after Cat's last hit: Cat takes them (holds 11)" in out.getvalue()
     assert s.ref.hand[2] == 11 and s.ref.hand[0] == 9
     # A press on a locked button, or one a jammed box refuses, counts for nobody; a burst a
     # jam cuts short does count.
-    s.handle_event(_fire(5, 4, 0, 74) | {"reason": "locked"})
+    s.handle_event(_fire(6, 4, 0, 74) | {"reason": "locked"})
     assert s.ref.presses == [1, 0, 2]
     s.handle_line("R7")  # Bob
     s.handle_line("hit")  # Cat
-    s.handle_event(_fire(6, 5, 0, 74) | {"reason": "jammed", "planned": 0})
+    s.handle_event(_fire(7, 5, 0, 74) | {"reason": "jammed", "planned": 0})
     assert s.ref.presses == [1, 0, 2] and s.ref.hitter() == 2
     assert "press 5 refused (jammed): it does not count" in out.getvalue()
-    s.handle_event(_fire(7, 6, 1, 73) | {"reason": "jammed", "planned": 4})
+    s.handle_event(_fire(8, 6, 1, 73) | {"reason": "jammed", "planned": 4})
     assert s.ref.presses == [1, 0, 3] and s.ref.hitter() is None
 
 

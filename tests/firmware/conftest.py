@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DEFAULT_CONFIG
+from tests.wait import WAIT
 
 # Fast but realistic: cards every ~40 ms, no long waits anywhere. The safety and jam timeouts are
 # the exception: generous, because the plant runs on its own thread, and on a busy machine it may
@@ -37,6 +38,10 @@ FAST: dict[str, Any] = {
     "jam.mode": "fixed",
     "jam.count": 3,
     "jam.seed": 7,
+    # Personality off unless a test asks for it: their timings are not what these tests measure.
+    "ejector.retract_ms": 0,
+    "patterns.enabled": False,
+    "attenuation.window_ms": 0,
 }
 
 # For tests whose plant never feeds (stalled, blind beam): the jam comes at once, whatever the
@@ -68,6 +73,8 @@ def _toml_value(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table ([[patterns.pattern]] entries, segments)
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
     raise TypeError(f"cannot write {value!r} as TOML")
 
 
@@ -101,11 +108,6 @@ def make_config(tmp_path: Path) -> Callable[..., Any]:
         return config.load(path)
 
     return make
-
-
-# How long a helper waits for what a test expects: generous, since a busy machine can be slow,
-# and what is expected comes in milliseconds when all is well.
-WAIT = 20.0
 
 
 class Box:

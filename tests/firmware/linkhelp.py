@@ -11,9 +11,9 @@ from typing import Any
 
 import serial
 
-from firmware import protocol as p
 from firmware.journal import MemoryJournal
 from firmware.link import Link
+from wire import protocol as p
 
 # How long a test waits for a frame it expects. Generous: an fsync on a disk that other test
 # runs keep busy can take seconds; a healthy frame comes in milliseconds, and a test that

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from firmware import protocol as p
 from firmware.errors import UsageError
 from firmware.journal import SQLITE_MAGIC, SqliteJournal
 from firmware.plant import read_state
 from tests.conftest import ROOT
 from tests.firmware.conftest import write_config
+from wire import protocol as p
 
 NOTES = "shopping: milk, eggs\nthis file is mine\n"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware import protocol
 from tests.firmware.conftest import SOLENOID, assert_one_fire_per_press
+from wire import protocol
 
 # Long enough that a coasting card (one feed interval, ~40 ms, behind the last) lands inside the
 # window however late a loaded machine runs the plant's thread.

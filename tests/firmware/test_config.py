@@ -352,8 +352,12 @@ def test_default_file_loads_into_frozen_sections() -> None:
         "servo": 19,
         "hopper_empty": 22,
         "door": 5,
+        "light_red": 16,
+        "light_green": 20,
+        "light_blue": 26,
     }
-    assert set(cfg.pins.outputs()) == set(config.OUTPUT_PINS)
+    # every output but the WS2812 line, which replaces the RGB pins
+    assert set(cfg.pins.outputs()) == set(config.OUTPUT_PINS) - {"light_data"}
     assert isinstance(cfg.jam, JamParams)
     assert cfg.jam.max_burst == cfg.limits.max_burst
     assert cfg.servo.seat_angles == (-60.0, -20.0, 20.0, 60.0)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from firmware import protocol
 from firmware.journal import MemoryJournal
 from tests.firmware.conftest import QUICK_JAM, assert_one_fire_per_press
+from wire import protocol
 
 
 def test_press_fires_the_planned_cards(make_box):

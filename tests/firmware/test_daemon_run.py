@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from firmware.errors import LauncherError
 from firmware.pins import claim_pins
 from tests.conftest import ROOT
 from tests.firmware.conftest import write_config
+from tests.wait import wait_until
 
 
 def _launcher(*args: str, env: dict | None = None) -> subprocess.Popen:
@@ -45,13 +45,13 @@ def _read_until(proc: subprocess.Popen, predicate, limit: int = 500) -> dict:
 
 def _wait_file(path: Path, predicate, timeout: float = 10.0) -> None:
     """Wait for the plant's state file to satisfy ``predicate`` (it is rewritten per card)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def matches() -> bool:
         with contextlib.suppress(OSError, ValueError):
-            if predicate(json.loads(path.read_text())):
-                return
-        time.sleep(0.005)
-    raise AssertionError(f"{path} never matched")
+            return bool(predicate(json.loads(path.read_text())))
+        return False
+
+    wait_until(matches, timeout, what=f"{path} matching")
 
 
 def test_sigterm_mid_burst_turns_every_output_off_and_exits_0(tmp_path):

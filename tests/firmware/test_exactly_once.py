@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from firmware import protocol as p
 from firmware.journal import JournalError, MemoryJournal, SqliteJournal
 from firmware.link import Link
 from tests.firmware.linkhelp import Host
+from wire import protocol as p
 
 
 def run(box: Any, op: str, cmd_id: str | None = None, **args: Any) -> dict:

@@ -17,8 +17,8 @@ import zlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware import protocol as p
 from tests.firmware.linkhelp import Box
+from wire import protocol as p
 
 FRAMES_PER_EXAMPLE = 50
 MIN_FRAMES = 10_000

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from firmware import protocol as p
 from firmware.journal import JournalError, MemoryJournal, SqliteJournal
 from tests.firmware.linkhelp import Box
+from wire import protocol as p
 
 
 def _wal_fsyncs(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[int]:

@@ -30,7 +30,20 @@ def test_show_json_is_describe_of_the_configured_model(
 ) -> None:
     code, out, _ = run(capsys, "show", "--json", "--config", str(default_config_path))
     assert code == 0
-    assert json.loads(out) == json.loads(json.dumps(describe(load(default_config_path).jam)))
+    shown = json.loads(out)
+    attenuation = shown.pop("attenuation")
+    assert shown == json.loads(json.dumps(describe(load(default_config_path).jam)))
+    rows = attenuation["by_rapid_press"]
+    assert [r["factor"] for r in rows] == [1.0, 0.5, 0.25, 0.0]
+    assert rows[0]["cards_per_press_mean"] == pytest.approx(shown["cards_per_press_mean"])
+    assert rows[1]["cards_per_press_mean"] < rows[0]["cards_per_press_mean"] / 2  # rounded down
+
+
+def test_show_explains_the_attenuation(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "show")
+    assert code == 0
+    assert "rapid-press attenuation: a button press within 700 ms" in out
+    assert "rapid #3+ |   0.00" in out
 
 
 def test_show_table_lists_chance_streaks_and_bursts(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from firmware import journal as journal_mod
-from firmware import protocol
 from firmware.errors import UsageError
 from firmware.journal import SQLITE_MAGIC, JournalError, MemoryJournal, SqliteJournal
+from wire import protocol
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from firmware import protocol as p
 from firmware.errors import UsageError
 from firmware.journal import SqliteJournal
 from tests.firmware.linkhelp import Box
+from wire import protocol as p
 
 EVENTS = 300  # enough for a write-ahead log of many pages
 

@@ -8,18 +8,19 @@ from __future__ import annotations
 import logging
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import serial
 
 from firmware import link as link_mod
-from firmware import protocol as p
 from firmware.errors import UsageError
 from firmware.journal import MemoryJournal, SqliteJournal
 from firmware.link import Link
 from tests.firmware.linkhelp import Box, FakeClock, FakeDaemon, Host
+from tests.wait import wait_until
+from wire import protocol as p
 
 
 @pytest.fixture
@@ -33,13 +34,6 @@ def box() -> Iterator[Box]:
 
 def seqs(frames: list[dict]) -> list[int]:
     return [f["seq"] for f in frames if f["type"] == "event"]
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.01)
 
 
 def test_hello_reports_stream_boot_position_and_state(box: Box):

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from firmware import protocol as p
 from firmware.journal import SqliteJournal
 from firmware.link import Link
 from tests.firmware.conftest import write_config
 from tests.firmware.linkhelp import Host
+from wire import protocol as p
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,3 +159,31 @@ def test_launcher_run_with_a_pty_port_serves_a_host(tmp_path: Path):
             proc.kill()
             raise
     assert code == 0, proc.stderr.read() if proc.stderr else ""
+
+
+def test_the_host_takes_strays_from_the_boxs_stray_events(make_box, tmp_path):
+    """A card that leaves the box behind its burst is a `stray` event; the host's launcher gives
+    it to the hitter from that event (not from hopper arithmetic)."""
+    from engine.box import BoxLauncher
+    from wire.client import BoxClient
+
+    journal = SqliteJournal(tmp_path / "journal.db")
+    box = make_box({"timing.cooldown_ms": 3000, "jam.count": 2}, journal=journal)
+
+    def card_after_the_fire(event: dict) -> None:
+        if event["kind"] == "fire" and event["ejected"]:
+            box.plant.push_card()  # during the cooldown: no burst is counting
+
+    box.daemon.subscribe(card_after_the_fire)
+    link = Link("pty", box.daemon, journal)
+    link.start()
+    try:
+        with BoxClient(link.port_path, timeout=10.0) as client:
+            launcher = BoxLauncher(client, aim=False)
+            launcher.reload(20)
+            assert launcher.hit(0, 20) == 3
+            assert launcher.strays == 1
+            (stray,) = [e for e in box.daemon.events if e["kind"] == "stray"]
+            assert stray["after_press_id"] == launcher.fires[0]["press_id"]
+    finally:
+        link.stop()

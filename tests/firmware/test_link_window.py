@@ -6,10 +6,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from firmware import protocol as p
 from firmware.journal import MemoryJournal
 from firmware.link import Link
 from tests.firmware.linkhelp import FakeClock, FakeDaemon
+from wire import protocol as p
 
 
 class RecordingPort:

@@ -2,7 +2,8 @@
 no more memory. (The long soak with RSS figures is tests/perf/bench_soak.py.)
 
 The limits are made small so that a short run fills them all: stored replies, acked events,
-the daemon's event history, the plant's crossings and output log, gpiozero's mock pin states.
+the daemon's event history, the plant's crossings and output log, gpiozero's mock pin states,
+the sound sink's cues.
 Python allocations are traced from before the warm-up, so what is live after it is all traced;
 after that, a thousand more presses may only churn, not grow.
 """
@@ -21,6 +22,7 @@ from firmware import daemon as daemon_mod
 from firmware import journal as journal_mod
 from firmware import pins as pins_mod
 from firmware import plant as plant_mod
+from firmware import sound as sound_mod
 from firmware.daemon import Daemon
 from firmware.journal import MemoryJournal, SqliteJournal
 from firmware.pins import make_factory
@@ -42,6 +44,7 @@ def test_memory_stays_flat_once_every_retention_limit_is_full(monkeypatch, tmp_p
         (daemon_mod, "HISTORY"),
         (plant_mod, "KEEP_HISTORY"),
         (pins_mod, "KEEP_PIN_STATES"),
+        (sound_mod, "SINK_KEEP"),
     ):
         monkeypatch.setattr(module, name, LIMIT)
     fast = {

@@ -140,7 +140,7 @@ def test_opening_the_door_during_a_burst_trips_fault(make_box):
 def test_an_exception_in_a_handler_turns_outputs_off_and_latches_fault(make_box):
     box = make_box({"jam.count": 6, "plant.feed_interval_ms": 30})
     calls = {"n": 0}
-    original = box.daemon._on_card
+    original = box.daemon.handlers["card"]
 
     def broken(event):
         calls["n"] += 1
@@ -148,7 +148,7 @@ def test_an_exception_in_a_handler_turns_outputs_off_and_latches_fault(make_box)
             raise RuntimeError("bug in card counting")
         original(event)
 
-    box.daemon._on_card = broken
+    box.daemon.handlers["card"] = broken
     box.daemon.press()
     fault = box.wait_kind("fault")
     assert fault["output"] == "internal" and "RuntimeError" in fault["why"]

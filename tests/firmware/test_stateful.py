@@ -2,7 +2,9 @@
 
 Invariants, checked after every step on the loop thread:
 - every power output that is on has its max-on deadline armed in the loop at on-time + max_on_ms
-  (so the loop will force it off), and nothing is on while the box rests;
+  (so the loop will force it off), and nothing is on while the box rests; the feed motor
+  running backwards (a motion pattern's whir, the retraction, an unjam pulse) has the timer
+  that ends it armed before that deadline; motion patterns and the retraction are on;
 - every press gets at most one fire result while running, and exactly one after ``stop()``;
 - no event reports a card the exit sensor did not see; cards leave the hopper only as loaded; a
   fire's ``extra`` is exactly the cards beyond its ``planned``;
@@ -31,6 +33,16 @@ RESTING = ("idle", "locked", "jammed", "empty", "fault")
 POWER_PINS = ("ejector_forward", "ejector_backward", "ejector_enable", "flywheel")
 
 _CONFIG = None
+PATTERNS = [
+    {"name": "plain", "dry": 1, "fire": 1, "segments": [{"feed": "rest"}]},
+    {"name": "split", "fire": 1, "big": 1,
+     "segments": [{"feed": 1}, {"pause": 15}, {"feed": "rest", "speed": 0.6}]},
+    {"name": "wait", "fire": 1, "segments": [{"pause": 20}, {"feed": "rest"}]},
+    {"name": "tease", "dry": 1, "segments": [{"whir": 15, "speed": 0.5}, {"pause": 10}]},
+]  # fmt: skip
+# The timers that end a backwards run of the feed motor: a pattern's whir, the retraction,
+# an unjam pulse. Each must come before the motor's max-on deadline.
+BACKWARD_TIMERS = ("motion", "retract", "reverse")
 
 
 def _config():
@@ -56,6 +68,14 @@ def _config():
                 "limits.unjam_retries": 1,
                 "limits.press_queue": 4,
                 "pins.flywheel": None,
+                # The box's character under the same deadlines: motion patterns (a split
+                # burst, a pause first, a fake start's whir) and the retraction after a burst.
+                "ejector.retract_ms": 20,
+                "ejector.retract_speed": 0.5,
+                "patterns.enabled": True,
+                "patterns.builtin": False,
+                "patterns.seed": 5,
+                "patterns.pattern": PATTERNS,
             },
         )
         _CONFIG = config_mod.load(path)
@@ -185,6 +205,10 @@ class LauncherBox(RuleBasedStateMachine):
             for name, (since, deadline) in on.items():
                 assert deadline == since + limits[name] * 1_000_000
                 assert timers.get(f"max_on:{name}") == deadline, (name, timers)
+            ejector = d.devices.ejector
+            if ejector.direction == -1:  # whir, retraction or unjam: its own end is armed
+                ends = [timers[t] for t in BACKWARD_TIMERS if t in timers]
+                assert ends and min(ends) <= on["ejector"][1], timers
             if d.state in RESTING:
                 assert on == {}
                 states = d.pin_states()

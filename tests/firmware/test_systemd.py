@@ -196,7 +196,7 @@ def test_safe_off_without_a_config_sets_default_outputs_to_inputs(tmp_path: Path
     )
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()[1:]
-    assert len(lines) == len(config.OUTPUT_PINS)
+    assert len(lines) == len(config.load(DEFAULT).pins.outputs())
     assert all(line.endswith("ip pd") and ": input, pull-down: " in line for line in lines)
     assert "cannot read the config" in proc.stderr
 
@@ -256,7 +256,7 @@ def test_safe_off_reports_each_pin_it_could_not_set(tmp_path: Path) -> None:
     proc = _run_safe_off("--config", str(DEFAULT), path=path)
     assert proc.returncode == 1
     failures = [line for line in proc.stderr.splitlines() if "could not drive low" in line]
-    assert len(failures) == len(config.OUTPUT_PINS)
+    assert len(failures) == len(config.load(DEFAULT).pins.outputs())
     assert "no access to /dev/gpiomem" in failures[0]
 
 

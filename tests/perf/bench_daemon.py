@@ -82,6 +82,39 @@ def watch_pin(pin: object, on_high: threading.Event, stamps: list[int]) -> None:
     pin._change_state = changed  # type: ignore[attr-defined]
 
 
+def latency_settings(trials: int) -> dict[str, object]:
+    """One card a press, no ramps, no waits, no character: the bare press-to-ejector path
+    (tests/perf/bench_feedback.py measures the feedback on the same box)."""
+    return {
+        "jam.mode": "fixed",
+        "jam.count": 1,
+        "ejector.soft_start_ms": 0,
+        "ejector.retract_ms": 0,
+        "pins.flywheel": None,
+        "patterns.enabled": False,
+        "attenuation.window_ms": 0,
+        "timing.cooldown_ms": 0,
+        "timing.debounce_ms": 0,
+        "plant.hopper": trials + 10,
+        "plant.feed_interval_ms": 20,
+        "plant.feed_jitter_ms": 0,
+        "plant.beam_ms": 1,
+        "plant.spinup_ms": 0,
+    }
+
+
+def wait_served(daemon: object, sensor: object, press_id: int) -> None:
+    """Wait for the fire of ``press_id``, the box idle again and the card out of the beam."""
+    daemon.wait_for(  # type: ignore[attr-defined]
+        lambda e: e["kind"] == "fire" and e["press_id"] == press_id, timeout=5
+    )
+    while daemon.state != "idle":  # type: ignore[attr-defined]
+        daemon.wait_for(lambda e: daemon.state == "idle", timeout=5)  # type: ignore[attr-defined]
+    # The card must have left the beam, or the next burst rightly waits for it.
+    assert sensor.wait_for_inactive(timeout=5)  # type: ignore[attr-defined]
+    daemon.call(lambda: None)  # type: ignore[attr-defined]  # the loop handled the beam edge too
+
+
 def bench_latency(tmp: Path) -> tuple[list[float], list[float]]:
     from gpiozero import LED, Button
     from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -90,29 +123,12 @@ def bench_latency(tmp: Path) -> tuple[list[float], list[float]]:
     from firmware.daemon import Daemon
     from firmware.plant import Plant
 
-    cfg = config_mod.load(
-        write_config(
-            tmp / "latency.toml",
-            {
-                "jam.mode": "fixed",
-                "jam.count": 1,
-                "ejector.soft_start_ms": 0,
-                "pins.flywheel": None,
-                "timing.cooldown_ms": 0,
-                "timing.debounce_ms": 0,
-                "plant.hopper": TRIALS + 10,
-                "plant.feed_interval_ms": 20,
-                "plant.feed_jitter_ms": 0,
-                "plant.beam_ms": 1,
-                "plant.spinup_ms": 0,
-            },
-        )
-    )
+    cfg = config_mod.load(write_config(tmp / "latency.toml", latency_settings(TRIALS)))
     factory = MockFactory(pin_class=MockPWMPin)
     plant = Plant(cfg.plant, factory, cfg.pins, kind="motor")
     daemon = Daemon(cfg, factory=factory, plant=plant).start()
     # The reference: two spare header pins, same factory.
-    ref_button = Button(20, pin_factory=factory)
+    ref_button = Button(6, pin_factory=factory)
     ref_led = LED(21, pin_factory=factory)
     ref_button.when_pressed = ref_led.on
 
@@ -121,7 +137,7 @@ def bench_latency(tmp: Path) -> tuple[list[float], list[float]]:
     ref_stamps: list[int] = []
     watch_pin(factory.pin(cfg.pins.ejector_forward), ours_high, ours_stamps)
     watch_pin(factory.pin(21), ref_high, ref_stamps)
-    button, ref_pin = factory.pin(cfg.pins.button), factory.pin(20)
+    button, ref_pin = factory.pin(cfg.pins.button), factory.pin(6)
     sensor = daemon.devices.sensor.device
     ours: list[float] = []
     ref: list[float] = []
@@ -142,14 +158,7 @@ def bench_latency(tmp: Path) -> tuple[list[float], list[float]]:
             assert ours_high.wait(5), "the ejector never turned on"
             ours.append((ours_stamps[-1] - t0) / 1000)
             button.drive_high()
-            daemon.wait_for(
-                lambda e, n=i + 1: e["kind"] == "fire" and e["press_id"] == n, timeout=5
-            )
-            while daemon.state != "idle":
-                daemon.wait_for(lambda e: daemon.state == "idle", timeout=5)
-            # The card must have left the beam, or the next burst rightly waits for it.
-            assert sensor.wait_for_inactive(timeout=5)
-            daemon.call(lambda: None)  # the loop has handled the beam edge too
+            wait_served(daemon, sensor, i + 1)
     finally:
         daemon.stop()
         ref_button.close()

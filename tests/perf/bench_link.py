@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 import serial  # noqa: E402
 
-from engine.client import BoxClient  # noqa: E402
-from firmware import protocol  # noqa: E402
 from tests.e2e.conftest import pattern_box  # noqa: E402
+from wire import protocol  # noqa: E402
+from wire.client import BoxClient  # noqa: E402
 
 PRESSERS = 8  # host threads pressing at once (commands in flight)
 WINDOW = 32  # lines in flight for the echo reference (the link's event window)

@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from engine.client import BoxClient  # noqa: E402
 from tests.e2e.conftest import pattern_box  # noqa: E402
+from wire.client import BoxClient  # noqa: E402
 
 FULL = 10_000  # presses after which every retention limit of the box is full
 PRESSERS = 8

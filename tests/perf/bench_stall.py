@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 import serial  # noqa: E402
 
-from firmware import protocol  # noqa: E402
 from tests.e2e.conftest import pattern_box  # noqa: E402
+from wire import protocol  # noqa: E402
 
 NEW_EVERY_S = 0.05
 RETRY_EVERY_S = 0.25

@@ -1,4 +1,4 @@
-"""firmware/ports.py: the one check of a port name, and the same one-line refusal (exit 2) from
+"""wire/ports.py: the one check of a port name, and the same one-line refusal (exit 2) from
 every command that takes a port: `launcher run`, `launcher send`, `unoattack table`, `watch`
 and the host client."""
 
@@ -17,11 +17,11 @@ import pytest
 import serial
 
 from engine.cli import main as unoattack
-from engine.client import BoxClient, BoxError
-from firmware import ports
 from firmware.cli import main as launcher
 from firmware.errors import UsageError
 from tests.conftest import ROOT, run_main
+from wire import ports
+from wire.client import BoxClient, BoxError
 
 _TTY_LIST = Path("/proc/tty/drivers")
 needs_tty_list = pytest.mark.skipif(

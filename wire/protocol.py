@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wire import ops
+
 VERSION = 1
 MAX_LINE = 512  # bytes per line, newline included
 CRC_LEN = 8
@@ -52,8 +54,6 @@ ERROR_CODES: tuple[str, ...] = (
 )
 
 TYPES: tuple[str, ...] = ("event", "cmd", "reply", "ack", "nak")
-ENVELOPE_KEYS = frozenset({"v", "type"})
-EVENT_KEYS = ("seq", "boot", "stream", "t_ms", "kind")
 CMD_KEYS = frozenset({"v", "type", "id", "op"})
 
 EVENT_KINDS: tuple[str, ...] = (
@@ -78,21 +78,7 @@ FIRE_REASONS: tuple[str, ...] = (
     "stopping",
     "interrupted",
 )
-OPS: tuple[str, ...] = (
-    "hello",
-    "status",
-    "press",
-    "dispense",
-    "lock",
-    "unlock",
-    "aim",
-    "load",
-    "clear",
-    "reset",
-    "model.get",
-    "model.set",
-    "selftest",
-)
+OPS: tuple[str, ...] = tuple(ops.OPS)  # the op table (wire/ops.py) names them
 # Keys `model.set` may change: the jam-model parameters and nothing else, so no message from
 # the host can reach a safety limit ([limits] comes from the config file only).
 JAM_PARAM_KEYS: tuple[str, ...] = (
@@ -109,7 +95,7 @@ JAM_PARAM_KEYS: tuple[str, ...] = (
 )
 # Ops that only ask: their replies are not stored, so a repeated id is answered afresh (a
 # stored `status` would be stale, a stored `hello` would not rewind the replay).
-QUERY_OPS: frozenset[str] = frozenset({"hello", "status", "model.get", "selftest"})
+QUERY_OPS: frozenset[str] = ops.QUERY_OPS
 
 
 class ProtocolError(ValueError):
@@ -178,22 +164,36 @@ def cmd(cmd_id: str, op: str, **args: Any) -> dict[str, Any]:
     return {"v": VERSION, "type": "cmd", "id": cmd_id, "op": op, **args}
 
 
-def reply_ok(cmd_id: str | None, **result: Any) -> dict[str, Any]:
-    """A successful reply carrying `result` fields."""
-    return {"v": VERSION, "type": "reply", "id": cmd_id, "ok": True, **result}
+def result_ok(**fields: Any) -> dict[str, Any]:
+    """What a command handler's success comes to: ``{"ok": true, **fields}`` (no id yet)."""
+    return {"ok": True, **fields}
+
+
+def result_error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    """What a failed command comes to (``extra``: reply fields sent with the error); `code`
+    must be one of `ERROR_CODES`."""
+    if code not in ERROR_CODES:
+        raise ValueError(f"unknown error code {code!r}; allowed: {', '.join(ERROR_CODES)}")
+    return {"ok": False, "error": {"code": code, "message": message}, **extra}
+
+
+def reply(cmd_id: str | None, result: Mapping[str, Any]) -> dict[str, Any]:
+    """The wire reply to `cmd_id` carrying `result` (from `result_ok` / `result_error`). The one
+    builder of replies: the reply the box stores with a command's effect and the one it sends
+    are both made here, so they cannot differ."""
+    message = {"v": VERSION, "type": "reply", "id": cmd_id, **result}
+    message["type"], message["id"] = "reply", cmd_id  # a result cannot rename its reply
+    return message
+
+
+def reply_ok(cmd_id: str | None, **fields: Any) -> dict[str, Any]:
+    """A successful reply carrying `fields`."""
+    return reply(cmd_id, result_ok(**fields))
 
 
 def reply_error(cmd_id: str | None, code: str, message: str) -> dict[str, Any]:
     """A failed reply; `code` must be one of `ERROR_CODES`."""
-    if code not in ERROR_CODES:
-        raise ValueError(f"unknown error code {code!r}; allowed: {', '.join(ERROR_CODES)}")
-    return {
-        "v": VERSION,
-        "type": "reply",
-        "id": cmd_id,
-        "ok": False,
-        "error": {"code": code, "message": message},
-    }
+    return reply(cmd_id, result_error(code, message))
 
 
 def command_key(op: str, args: Mapping[str, Any]) -> str:
@@ -343,6 +343,7 @@ EVENT_FIELDS: dict[str, dict[str, tuple[Any, str, bool]]] = {
         "card_ms": (*_INT_LIST, False),
         "hopper": (*_INT_OR_NULL, False),
         "extra": (*_INT, False),
+        "retries": (*_INT, False),
     },
     "jam": {"press_id": (*_INT_OR_NULL, False), "retries": (*_INT, False)},
     "empty": {"press_id": (*_INT_OR_NULL, False), "hopper": (*_INT_OR_NULL, False)},
@@ -403,14 +404,7 @@ def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
     """Check the arguments of command `op`; raises ProtocolError(BAD_ARG) naming the problem.
     Ranges (dispense up to [limits] max_burst, seats, ...) are the daemon's to check, from its
     config; here only shapes."""
-    allowed: dict[str, tuple[str, ...]] = {
-        "hello": ("stream", "seq"),
-        "dispense": ("count",),
-        "aim": ("seat",),
-        "load": ("count", "total"),
-        "model.set": ("params",),
-    }
-    names = allowed.get(op, ())
+    names = ops.OPS[op].arg_names if op in ops.OPS else ()
     extra = sorted(set(args) - set(names))
     if extra:
         takes = f"takes only {', '.join(names)}" if names else "takes no arguments"
@@ -433,6 +427,11 @@ def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
             raise _bad_arg(cmd_id, op, "give exactly one of 'count' (cards added) or 'total'")
         name = "count" if "count" in args else "total"
         _check_count(cmd_id, op, name, args[name])
+    elif op == "settings.set":
+        values = args.get("settings")
+        if not isinstance(values, dict) or not values:
+            # the names and their ranges are the box's (firmware/settings.py: BAD_ARG names them)
+            raise _bad_arg(cmd_id, op, "settings must be a non-empty object of settings")
     elif op == "model.set":
         params = args.get("params")
         if not isinstance(params, dict) or not params:

@@ -1,0 +1,272 @@
+"""``launcher run``: the daemon on real or mock pins, with the serial link and systemd notify.
+
+SIGTERM and SIGINT turn every output off and exit 0; a config error exits 78 before anything
+starts; a bad ``--port`` exits 2. ``--console`` reads ops from stdin and writes replies and events
+as JSON lines (tests and the bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import select
+import signal
+import socket
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from firmware.daemon import Daemon
+from firmware.errors import UsageError
+
+log = logging.getLogger("firmware.daemon")  # the name the logs have always shown
+
+
+def _parse_console(line: str) -> tuple[str, dict]:
+    """``press`` / ``dispense 3`` / ``load total=20`` / ``aim 1`` / ``{"op": ..., ...}``."""
+    line = line.strip()
+    if line.startswith("{"):
+        data = json.loads(line)
+        op = str(data.pop("op"))
+        return op, data
+    words = line.split()
+    op, rest = words[0], words[1:]
+    args: dict[str, Any] = {}
+    for word in rest:
+        key, sep, value = word.partition("=")
+        if not sep:
+            key, value = {"aim": "seat"}.get(op, "count"), word
+        try:
+            args[key] = json.loads(value)
+        except ValueError:
+            args[key] = value
+    return op, args
+
+
+def _console(daemon: Daemon, out: Callable[[dict], None]) -> None:
+    """Read ops from stdin, one per line; write replies as JSON lines (tests and the bench)."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            op, args = _parse_console(line)
+        except (ValueError, KeyError) as exc:
+            out({"type": "reply", "ok": False, "error": {"code": "BAD_FRAME", "message": str(exc)}})
+            continue
+        daemon.submit(op, args, lambda r, op=op: out({"type": "reply", "op": op, **r}))
+
+
+def _run(args: argparse.Namespace) -> int:
+    from firmware import config as config_mod
+    from firmware import notify
+    from firmware.pins import claim_pins, make_factory, mock_requested
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="launcher: %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("transitions").setLevel(logging.WARNING)  # one line per callback otherwise
+    path = args.config or config_mod.default_path()
+    cfg = config_mod.load(path)  # ConfigError -> one line, exit 78
+    mock = bool(args.mock or mock_requested())
+    if args.plant_state and not mock:
+        raise UsageError("--plant-state needs --mock (the plant only exists on mock pins)")
+    if args.sound_log and not mock:
+        raise UsageError("--sound-log needs --mock (on a Pi the cues play through the speaker)")
+    sound_log = None
+    if args.sound_log:
+        try:
+            sound_log = open(args.sound_log, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise UsageError(
+                f"--sound-log {args.sound_log}: cannot write: {exc.strerror or exc}"
+            ) from None
+    from wire.ports import BOX_WORDS, check_port
+
+    # Before anything starts: a bad --port is the only line printed (PortError, exit 2).
+    port = check_port(args.port, BOX_WORDS)
+    if port != "none":
+        try:
+            from firmware.link import Link
+        except ModuleNotFoundError as exc:
+            raise UsageError(f"the serial link is not available ({exc}); use --port none") from None
+    if args.plant_state:
+        from firmware.plant import check_state_path
+
+        check_state_path(args.plant_state)
+    journal: Any
+    if args.journal:
+        from firmware.journal import SqliteJournal
+
+        journal = SqliteJournal(args.journal)  # refuses a directory or a non-SQLite file
+    else:
+        from firmware.journal import MemoryJournal
+
+        journal = MemoryJournal()
+
+    # The handler only sets a flag: it runs on the main thread between bytecodes, possibly inside
+    # a lock the main thread holds (Event.set() there can deadlock). The wakeup fd makes the
+    # main thread's select() return at once, so SIGTERM turns the outputs off without delay.
+    stop_requested: list[int] = []
+    wake_r, wake_w = socket.socketpair()
+    wake_w.setblocking(False)
+    signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop_requested.append(signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    # Real pins are exclusive: `launcher bench` must not drive them while we run.
+    pins_lock = None if mock else claim_pins()
+    factory = make_factory(mock=mock)
+    plant = None
+    if mock:
+        from firmware.plant import Plant
+
+        plant = Plant(
+            cfg.plant, factory, cfg.pins, state_path=args.plant_state, kind=cfg.ejector.kind
+        )
+    printer: _Printer | None = _Printer() if args.console else None
+    daemon = Daemon(cfg, factory=factory, journal=journal, plant=plant, config_path=str(path))
+    daemon.set_watchdog(notify.watchdog_interval(), notify.watchdog)
+    if sound_log is not None and daemon.sound.sink is not None:
+        daemon.sound.sink.log_to(sound_log)  # the demo's transcript of what would have played
+    if printer is not None:
+        daemon.subscribe(printer.put)
+    link = None
+    code = 0
+    try:
+        daemon.start()
+        if port != "none":
+            link = Link(port, daemon, journal)
+            link.start()
+            if port == "pty":
+                print(f"PORT {link.port_path}", flush=True)
+        if printer is not None:
+            printer.start()
+            threading.Thread(target=_console, args=(daemon, printer.put), daemon=True).start()
+        notify.ready(
+            f"{daemon.state}; {cfg.ejector.kind} ejector; {'mock' if mock else 'gpio'} pins"
+        )
+        log.info("ready: state %s, hopper %s", daemon.state, daemon.hopper.count)
+        while not stop_requested:
+            if select.select([wake_r], [], [], 0.5)[0]:
+                with contextlib.suppress(OSError):
+                    wake_r.recv(512)
+            if daemon.failure is not None:
+                code = 1  # said in one line below, after the outputs are off
+                break
+            if daemon.loop.crashed is not None:
+                log.critical("control loop died; shutting down")
+                code = 1
+                break
+    finally:
+        notify.stopping("turning outputs off")
+        daemon.stop()  # outputs off first; the link may still flush the last events
+        if link is not None:
+            link.stop()
+        states = daemon.pin_states()
+        log.info(
+            "outputs at exit: %s",
+            " ".join(f"{name}={value:g}" for name, value in sorted(states.items())) or "none",
+        )
+        if printer is not None:
+            printer.put({"type": "exit", "outputs": states})
+            printer.stop()
+        with contextlib.suppress(Exception):
+            journal.close()
+        if sound_log is not None:
+            sound_log.close()
+        if pins_lock is not None:
+            pins_lock.release()
+        signal.set_wakeup_fd(-1)
+        wake_r.close()
+        wake_w.close()
+    if daemon.failure is not None:
+        raise daemon.failure
+    return code
+
+
+class _Printer:
+    """Writes JSON lines to stdout from its own thread, so the loop never blocks on a pipe."""
+
+    def __init__(self) -> None:
+        self._queue: deque[dict | None] = deque()
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="console-out", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def put(self, item: dict | None) -> None:
+        with self._cond:
+            self._queue.append(item)
+            self._cond.notify()
+
+    def stop(self) -> None:
+        self.put(None)
+        if self._thread.is_alive():
+            self._thread.join(5)
+        else:
+            self._run()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._cond.wait()
+                item = self._queue.popleft()
+            if item is None:
+                return
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.write(json.dumps(item, separators=(",", ":")) + "\n")
+                sys.stdout.flush()
+
+
+def register(subparsers: Any) -> None:
+    """Add ``launcher run``."""
+    parser = subparsers.add_parser(
+        "run",
+        help="run the launcher daemon",
+        description="Run the launcher daemon: button, ejector, jam model and safety on real or "
+        "mock pins. SIGTERM/SIGINT turn every output off and exit 0.",
+    )
+    parser.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    parser.add_argument(
+        "--mock",
+        action="store_true",
+        help="mock pins with the simulated mechanism (also GPIOZERO_PIN_FACTORY=mock)",
+    )
+    parser.add_argument(
+        "--port",
+        default="none",
+        metavar="PORT|pty|none",
+        help="serial port or pyserial URL for the host link; 'pty' creates one and prints "
+        "'PORT <path>' first on stdout; 'none' (default) runs without a link",
+    )
+    parser.add_argument("--journal", metavar="PATH", help="SQLite event journal (default: memory)")
+    parser.add_argument(
+        "--plant-state",
+        metavar="PATH",
+        help="with --mock: keep the simulated hopper in this JSON file across restarts",
+    )
+    parser.add_argument(
+        "--sound-log",
+        metavar="PATH",
+        help="with --mock: write each sound cue the box would play as a JSON line to PATH",
+    )
+    parser.add_argument(
+        "--console",
+        action="store_true",
+        help="read ops from stdin ('press', 'dispense 3', 'load total=20') and write replies "
+        "and events as JSON lines on stdout (tests, bench)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.set_defaults(func=_run)
