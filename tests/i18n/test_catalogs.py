@@ -190,3 +190,20 @@ def test_no_module_that_translates_rebinds_the_underscore():
 )
 def test_a_browser_gets_the_language_it_prefers(header, code):
     assert i18n.from_accept_language(header) == code
+
+
+@pytest.mark.parametrize("code", i18n.LANGUAGES)
+def test_launcher_help_and_usage_errors_in_each_language(code, capsys):
+    from firmware.cli import main as launcher
+    from tests.conftest import run_main
+
+    t = i18n.language(code).gettext
+    exit_code, out, _ = run_main(launcher, ["--lang", code, "config", "--help"], capsys)
+    assert exit_code == 0 and out.startswith(t("usage: ") + "launcher config")
+    assert (
+        t("validate a config file (exit 0 if good, 78 with one line naming the problem)")[:12]
+        in out
+    )
+    exit_code, _, err = run_main(launcher, ["--lang", code, "--bogus"], capsys)
+    said = t("unknown option {arg!r}; see {prog} --help").format(arg="--bogus", prog="launcher")
+    assert exit_code == 2 and err == f"launcher: error: {said}\n"
