@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test perf lint format clean browser screenshots
+.PHONY: demo test perf lint format clean browser screenshots catalogs messages
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -15,11 +15,24 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[dev,web]'
 	touch $(STAMP)
 
+# The compiled catalogs (i18n/locale/*/LC_MESSAGES/*.mo): built here, shipped in the package,
+# never committed. `make messages` brings the .po files in line with the code.
+PO := $(wildcard i18n/locale/*/LC_MESSAGES/*.po)
+MO := $(PO:.po=.mo)
+
+catalogs: $(MO)
+
+%.mo: %.po | $(STAMP)
+	$(PY) -m i18n.messages compile $<
+
+messages: $(STAMP)
+	$(PY) -m i18n.messages update
+
 $(VENV)/.perf: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,web,perf]'
 	touch $(VENV)/.perf
 
-demo: $(STAMP)
+demo: $(STAMP) catalogs
 	$(VENV)/bin/unoattack demo
 
 # The web tests drive the system Chromium through Playwright (which never downloads a browser
@@ -33,15 +46,21 @@ browser:
 		echo "make: the browser tests need Chromium: sudo apt-get install -y chromium" \
 			"(or set UNOATTACK_CHROMIUM to its path)" >&2; exit 1; \
 	fi
+	@# Thai and Chinese glyphs, so the pages in those languages are laid out (and checked for
+	@# overflow) with their real widths, not with empty boxes.
+	@if command -v fc-list >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& { [ -z "$$(fc-list :lang=th)" ] || [ -z "$$(fc-list :lang=zh-tw)" ]; }; then \
+		apt-get install -y -qq fonts-thai-tlwg fonts-wqy-microhei; \
+	fi
 
-test: $(STAMP) browser
+test: $(STAMP) catalogs browser
 	$(PY) -m pytest -n 2 -q
 
 # The browser tests save their screenshots in a temporary folder; this keeps the docs' ones.
-screenshots: $(STAMP) browser
+screenshots: $(STAMP) catalogs browser
 	UNOATTACK_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/engine/web/test_browser.py
 
-perf: $(VENV)/.perf
+perf: $(VENV)/.perf catalogs
 	@for f in tests/perf/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 lint: $(STAMP)

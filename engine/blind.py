@@ -25,6 +25,8 @@ from engine.effects import EFFECTS
 from engine.errors import RuleError
 from engine.game import Action, Due, Round, top_of
 from engine.rules import Rules
+from engine.words import plural, seat_label
+from i18n import _
 
 __all__ = ["UNSEEN", "BlindRound"]
 
@@ -126,7 +128,7 @@ class BlindRound(Round):
     def take(self, seat: int, fired: int, *, color: str | None = None) -> None:
         """One press (Attack) or dispense (classic) for `seat` brought `fired` cards."""
         if fired < 0:
-            raise RuleError(f"a press fires 0 or more cards, not {fired}")
+            raise RuleError(_("a press fires 0 or more cards, not {count}").format(count=fired))
         kind = "hit" if self.rules.attack else "draw"
         self._told(fired=fired)
         try:
@@ -200,18 +202,28 @@ class BlindRound(Round):
     def _check_holds(self, seat: int, cards: tuple[Card, ...]) -> None:
         for card in cards:
             if card not in self.deck.counts:
-                raise RuleError(f"`{card}` is not in the {self.deck.name} deck")
+                raise RuleError(
+                    _("`{card}` is not in the {deck} deck").format(card=card, deck=self.deck.name)
+                )
         held = len(self.hands[seat])
         discards = self._discards
         if discards and not self._eff[cards[0]].discards_colour:
-            raise RuleError(f"only a DA discards other cards with it, not {cards[0]}")
+            raise RuleError(
+                _("only a DA discards other cards with it, not {card}").format(card=cards[0])
+            )
         if len(cards) + discards > held:
             if self._eff[cards[0]].discards_colour:
                 raise RuleError(
-                    f"seat {seat} holds {held} card{'s' if held != 1 else ''}: with "
-                    f"{cards[0]} they can discard 0 to {max(held - 1, 0)} more"
+                    _("{seat} holds {cards}: with {card} they can discard 0 to {most} more").format(
+                        seat=seat_label(seat),
+                        cards=plural(held, "card"),
+                        card=cards[0],
+                        most=max(held - 1, 0),
+                    )
                 )
-            raise RuleError(f"seat {seat} holds {held} card{'s' if held != 1 else ''}")
+            raise RuleError(
+                _("{seat} holds {cards}").format(seat=seat_label(seat), cards=plural(held, "card"))
+            )
 
     def _shed(self, seat: int, cards: tuple[Card, ...], color: str | None, removed: bool) -> Card:
         del self.hands[seat][: len(cards) + self._discards]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.errors import CardError, InputError
 from firmware import textfile
+from i18n import _
 
 COLORS: tuple[str, ...] = ("R", "Y", "G", "B")
 NUMBER_FACES: tuple[str, ...] = tuple(str(n) for n in range(10))
@@ -145,16 +146,20 @@ def parse_card(text: str, deck: Deck | None = None) -> Card:
     With `deck`, a card missing from that deck is an error: "`WD4` is not in the attack deck".
     """
     if not isinstance(text, str):
-        raise CardError(f"a card must be written as text like R5 or WAA, got {text!r}")
+        raise CardError(
+            _("a card must be written as text like R5 or WAA, got {text!r}").format(text=text)
+        )
     key = text.strip().upper()
     card = _ALL.get(key)
     if card is None:
         raise CardError(
-            f"`{text}` is not a card: write a colour R Y G B then 0-9, S, R, H2, D2, DA or TH, "
-            "or a wild W, WD4, WH4, WAA, WC, WAH, WHF"
+            _(
+                "`{text}` is not a card: write a colour R Y G B then 0-9, S, R, H2, D2, DA or "
+                "TH, or a wild W, WD4, WH4, WAA, WC, WAH, WHF"
+            ).format(text=text)
         )
     if deck is not None and card not in deck.counts:
-        raise CardError(f"`{card}` is not in the {deck.name} deck")
+        raise CardError(_("`{card}` is not in the {deck} deck").format(card=card, deck=deck.name))
     return card
 
 
@@ -257,12 +262,17 @@ def load_deck(name_or_path: str | Path) -> Deck:
     path = Path(key)
     if not path.suffix == ".toml" and not path.exists():
         raise InputError(
-            f"unknown deck `{key}`: use {', '.join(PRESETS)} or the path of a .toml deck file"
+            _("unknown deck `{deck}`: use {presets} or the path of a .toml deck file").format(
+                deck=key, presets=", ".join(PRESETS)
+            )
         )
+
     try:
         data = tomllib.loads(textfile.read_text(path))  # UTF-8, a BOM allowed
     except OSError as exc:
-        raise InputError(f"{path}: cannot read deck file: {exc.strerror}") from None
+        raise InputError(
+            _("{path}: cannot read deck file: {strerror}").format(path=path, strerror=exc.strerror)
+        ) from None
     except UnicodeDecodeError:
         # A binary file (an image, a zip) given by mistake: name it rather than the codec.
         raise InputError(
@@ -270,7 +280,7 @@ def load_deck(name_or_path: str | Path) -> Deck:
             "a deck file is TOML: name, [cards], [points]"
         ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from None
+        raise InputError(_("{path}: not valid TOML: {exc}").format(path=path, exc=exc)) from None
     return deck_from_mapping(data, source=str(path), default_name=path.stem)
 
 
@@ -278,42 +288,66 @@ def deck_from_mapping(data: Mapping[str, object], *, source: str, default_name: 
     """Build and validate a Deck from a parsed deck file (see load_deck)."""
     for k in data:
         if k not in DECK_FILE_KEYS:
-            raise InputError(f"{source}: unknown key `{k}`: allowed are name, [cards], [points]")
+            raise InputError(
+                _("{source}: unknown key `{k}`: allowed are name, [cards], [points]").format(
+                    source=source, k=k
+                )
+            )
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"{source}: name must be a non-empty string")
+        raise InputError(_("{source}: name must be a non-empty string").format(source=source))
     cards = data.get("cards")
     if not isinstance(cards, Mapping) or not cards:
-        raise InputError(f"{source}: [cards] is required: card = count, e.g. R1 = 2")
+        raise InputError(
+            _("{source}: [cards] is required: card = count, e.g. R1 = 2").format(source=source)
+        )
     counts: dict[Card, int] = {}
     for text, n in cards.items():
         try:
             card = parse_card(text)
         except CardError as exc:
-            raise InputError(f"{source}: [cards] {exc}") from None
+            raise InputError(_("{source}: [cards] {exc}").format(source=source, exc=exc)) from None
         if card in counts:
-            raise InputError(f"{source}: [cards] `{card}` is listed twice")
+            raise InputError(
+                _("{source}: [cards] `{card}` is listed twice").format(source=source, card=card)
+            )
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100:
-            raise InputError(f"{source}: [cards] {text} = {n!r}: a count from 1 to 100")
+            raise InputError(
+                _("{source}: [cards] {text} = {n!r}: a count from 1 to 100").format(
+                    source=source, text=text, n=n
+                )
+            )
         counts[card] = n
     points = {card: STANDARD_POINTS[card.face] for card in counts}
     extra = data.get("points", {})
     if not isinstance(extra, Mapping):
-        raise InputError(f"{source}: [points] must be a table of card = points")
+        raise InputError(
+            _("{source}: [points] must be a table of card = points").format(source=source)
+        )
     for text, p in extra.items():
         try:
             card = parse_card(text)
         except CardError as exc:
-            raise InputError(f"{source}: [points] {exc}") from None
+            raise InputError(_("{source}: [points] {exc}").format(source=source, exc=exc)) from None
         if card not in counts:
-            raise InputError(f"{source}: [points] `{card}` is not in [cards]")
+            raise InputError(
+                _("{source}: [points] `{card}` is not in [cards]").format(source=source, card=card)
+            )
         if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 1000:
-            raise InputError(f"{source}: [points] {text} = {p!r}: points from 0 to 1000")
+            raise InputError(
+                _("{source}: [points] {text} = {p!r}: points from 0 to 1000").format(
+                    source=source, text=text, p=p
+                )
+            )
         points[card] = p
     total = sum(counts.values())
     if total < 16:
         # Two players of seven cards plus a first card: anything smaller cannot even deal.
-        raise InputError(f"{source}: [cards] holds {total} cards; a deck needs at least 16")
+        raise InputError(
+            _("{source}: [cards] holds {total} cards; a deck needs at least 16").format(
+                source=source, total=total
+            )
+        )
     values = {card.number for card in counts if card.number is not None}
     if len(values) < 2:
         # The dealer is the highest number card drawn: with one value (or none) every draw ties.

@@ -9,6 +9,9 @@ from typing import Any
 
 from engine.cards import Card, Deck, load_deck, parse_card
 from engine.errors import CardError, InputError
+from engine.words import face_name, plural, shown
+from i18n import _
+from i18n.layout import columns
 
 COLORS = ("R", "Y", "G", "B")
 
@@ -17,21 +20,23 @@ def register(subparsers: Any) -> None:
     """Add the `deck` and `score` subcommands."""
     deck = subparsers.add_parser(
         "deck",
-        help="show a deck's composition and point values",
-        description="Show a deck preset's (or a deck file's) cards, counts and point values.",
+        help=_("show a deck's composition and point values"),
+        description=_("Show a deck preset's (or a deck file's) cards, counts and point values."),
     )
     _deck_option(deck)
-    deck.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    deck.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     deck.set_defaults(func=run_deck)
 
     score = subparsers.add_parser(
         "score",
-        help="points of the cards left in a hand",
-        description="Add up the points of a hand, e.g. `unoattack score R5 WAA BH2`.",
+        help=_("points of the cards left in a hand"),
+        description=_("Add up the points of a hand, e.g. `unoattack score R5 WAA BH2`."),
     )
     _deck_option(score)
-    score.add_argument("--json", action="store_true", help="print JSON instead of text")
-    score.add_argument("cards", nargs="+", metavar="CARD", help="cards in notation (R5, BS, WAA)")
+    score.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
+    score.add_argument(
+        "cards", nargs="+", metavar="CARD", help=_("cards in notation (R5, BS, WAA)")
+    )
     score.set_defaults(func=run_score)
 
 
@@ -40,7 +45,7 @@ def _deck_option(parser: argparse.ArgumentParser) -> None:
         "--deck",
         default="attack",
         metavar="PRESET",
-        help="attack (default), attack-1998, classic, or a deck TOML file",
+        help=_("attack (default), attack-1998, classic, or a deck TOML file"),
     )
 
 
@@ -50,7 +55,9 @@ def open_deck(name_or_path: str) -> Deck:
         return load_deck(name_or_path)
     except UnicodeDecodeError:
         # load_deck covers missing files and bad TOML; a binary file fails before parsing.
-        raise InputError(f"{name_or_path}: not a text deck file (UTF-8 TOML)") from None
+        raise InputError(
+            _("{deck}: not a text deck file (UTF-8 TOML)").format(deck=name_or_path)
+        ) from None
 
 
 def deck_to_dict(deck: Deck) -> dict[str, Any]:
@@ -84,17 +91,21 @@ def deck_table(deck: Deck) -> str:
         # A user deck may price the same face differently per colour.
         return ",".join(str(p) for p in sorted(points[face]))
 
-    lines = [f"{deck.name} deck: {deck.total} cards", ""]
-    lines.append(f"{'face':<6}" + "".join(f"{c:>4}" for c in COLORS) + f"{'points':>8}")
+    lines = [
+        _("{deck} deck: {cards}").format(deck=deck.name, cards=plural(deck.total, "card")),
+        "",
+    ]
+    # The face in notation, its name as the rule sheet of the language in use prints it.
+    rows = [[_("face"), *COLORS, _("points"), _("name")]]
     for face in colored:
-        lines.append(
-            f"{face:<6}" + "".join(f"{cell((c, face)):>4}" for c in COLORS) + f"{pts(face):>8}"
-        )
+        name = "" if face.isdigit() else face_name(face)
+        rows.append([face, *(cell((c, face)) for c in COLORS), pts(face), name])
+
+    lines += columns(rows, right={1, 2, 3, 4, 5})
     if wild:
-        lines.append("")
-        lines.append(f"{'wild':<6}{'count':>16}{'points':>8}")
-        for face in wild:
-            lines.append(f"{face:<6}{cell((None, face)):>16}{pts(face):>8}")
+        rows = [[_("wild"), _("count"), _("points"), _("name")]]
+        rows += [[face, cell((None, face)), pts(face), face_name(face)] for face in wild]
+        lines += ["", *columns(rows, right={1, 2})]
     return "\n".join(lines)
 
 
@@ -117,7 +128,11 @@ def score_hand(deck: Deck, names: list[str]) -> tuple[list[Card], int]:
     for card, held in Counter(cards).items():
         have = deck.counts.get(card, 0)
         if held > have:
-            raise CardError(f"the {deck.name} deck has only {have} {card}, the hand lists {held}")
+            raise CardError(
+                _("the {deck} deck has only {have} {card}, the hand lists {held}").format(
+                    deck=deck.name, have=have, card=card, held=held
+                )
+            )
     return cards, deck.points_of(cards)
 
 
@@ -128,5 +143,10 @@ def run_score(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"points": points, "cards": [str(c) for c in cards]}))
     else:
-        print(f"{points} points ({' '.join(str(c) for c in cards)}, {deck.name} deck)")
+        print(
+            _("{points} ({cards}, {deck} deck)").format(
+                points=plural(points, "point"), cards=shown(*cards), deck=deck.name
+            )
+        )
+
     return 0

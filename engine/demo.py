@@ -37,7 +37,9 @@ from typing import Any, TextIO
 
 from engine.boxport import check_speed, mock_box, mock_config
 from engine.errors import InputError, UnoError
+from engine.words import plural, shown
 from firmware.commandline import whole_number
+from i18n import _
 
 NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jon")
 DEFAULT_SPEED = 5.0
@@ -89,7 +91,7 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
     """`text` (a launcher.toml) with its timings divided by `speed`, one aiming angle per seat,
     and the jam model and plant seeded from `seed`. Comments and every other key are kept."""
     if speed <= 0:
-        raise InputError(f"--speed {speed:g}: must be above 0")
+        raise InputError(_("--speed {speed}: must be above 0").format(speed=f"{speed:g}"))
     section = ""
     out = []
     step = 160 / max(1, players - 1)
@@ -251,7 +253,7 @@ class MockBox:
                 raise UnoError(
                     f"the mock box did not start within {timeout:g} s: {self.log_tail()}"
                 )
-            ready, _, _ = select.select([fd], [], [], left)
+            ready, _w, _x = select.select([fd], [], [], left)
             if ready:
                 chunk = os.read(fd, 4096)
                 if not chunk:
@@ -370,9 +372,10 @@ class Screen:
         """Print one line now."""
         print(text, file=self.out, flush=True)
 
-    def card(self, card: Any) -> str:
-        """A card in notation, coloured on a terminal."""
-        text = str(card)
+    def card(self, card: Any, text: str | None = None) -> str:
+        """A card in notation (or `text` about it), coloured on a terminal."""
+        text = str(card) if text is None else text
+
         if not self.color:
             return text
         return f"\x1b[{_ANSI.get(card.color, '0')}m{text}\x1b[0m"
@@ -487,31 +490,46 @@ class Demo:
                 self.states.append(str(event.get("from")))
             self.states.append(str(event.get("to")))
         elif kind == "refill":
-            self.screen.line(f"    box hopper loaded: {event.get('hopper')} cards")
+            self.screen.line(
+                "    " + _("box hopper loaded: {count} cards").format(count=event.get("hopper"))
+            )
         elif kind == "jam":
-            self.screen.line(f"    box JAMMED (press {event.get('press_id')}): clearing it")
+            self.screen.line(
+                "    "
+                + _("box JAMMED (press {press}): clearing it").format(press=event.get("press_id"))
+            )
         elif kind == "empty":
-            self.screen.line("    box hopper empty")
+            self.screen.line("    " + _("box hopper empty"))
         elif kind == "fault":
-            self.screen.line(f"    box FAULT: {event.get('output')}: {event.get('why')}")
+            self.screen.line(
+                "    "
+                + _("box FAULT: {output}: {why}").format(
+                    output=event.get("output"), why=event.get("why")
+                )
+            )
 
     def _on_fire(self, seat: int, event: dict[str, Any]) -> None:
         self.spectator.fired(seat, event)
         ejected = int(event.get("ejected") or 0)
-        who = self.names[seat] if seat >= 0 else "dispense"
-        got = f"{ejected} card{'s' if ejected != 1 else ''}" if ejected else "dry"
+        who = self.names[seat] if seat >= 0 else _("dispense")
+        got = plural(ejected, "card") if ejected else _("dry")
         # A dispense (a classic draw) asks for exact cards: the jam model's dry streak is moot.
-        streak = f" (dry streak {event.get('dry_streak')})" if seat >= 0 else ""
+        streak = (
+            " " + _("(dry streak {streak})").format(streak=event.get("dry_streak"))
+            if seat >= 0
+            else ""
+        )
         reason = event.get("reason")
         note = "" if reason in ("fired", "dry") else f" [{reason}]"
         if event.get("strays"):
-            note += f" +{event['strays']} slipped out after the burst"
+            note += " " + _("+{count} slipped out after the burst").format(count=event["strays"])
         states = ""
         if self.states:
-            states = "  box " + ">".join(self.states)
+            states = "  " + _("box {states}").format(states=">".join(self.states))
             self.states = []
         context, self.context = self.context, f"    {who}:"
-        self.screen.line(f"{context} press {event.get('press_id')} -> {got}{note}{streak}{states}")
+        press = _("press {press} -> {got}").format(press=event.get("press_id"), got=got)
+        self.screen.line(f"{context} {press}{note}{streak}{states}")
 
     # -- play -------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -523,8 +541,13 @@ class Demo:
         started = time.monotonic()
         title = "UNO" if game.rules.preset == "classic" else "UNO Attack"
         scr.line(
-            scr.bold(f"{title} demo: {len(self.names)} players to {game.target} points, ")
-            + f"{game.deck.name} deck, box on {self.client.port}"
+            scr.bold(
+                _("{title} demo: {players} players to {target} points,").format(
+                    title=title, players=len(self.names), target=game.target
+                )
+            )
+            + " "
+            + _("{deck} deck, box on {port}").format(deck=game.deck.name, port=self.client.port)
         )
         scr.line(
             "  " + ", ".join(f"{n} ({k})" for n, k in zip(self.names, self.kinds, strict=True))
@@ -534,9 +557,13 @@ class Demo:
             self.launcher.drain()
             scr.line()
             scr.line(
-                scr.bold(f"Round {game.rounds_played + 1}")
-                + f": {self.names[rnd.dealer]} deals, {scr.card(rnd.top)} turned up, "
-                f"{len(rnd.pile)} cards in the launcher"
+                scr.bold(_("Round {round}").format(round=game.rounds_played + 1))
+                + ": "
+                + _("{dealer} deals, {card} turned up, {cards} in the launcher").format(
+                    dealer=self.names[rnd.dealer],
+                    card=scr.card(rnd.top, shown(rnd.top)),
+                    cards=plural(len(rnd.pile), "card"),
+                )
             )
             self._show_pending(rnd)
             self.spectator.round_started(rnd)
@@ -565,62 +592,75 @@ class Demo:
         before = [d.to_dict() for d in rnd.pending]
         size = len(rnd.hands[act.seat])
         if act.kind == "play":
-            cards = " ".join(scr.card(c) for c in act.cards)
-            text = f"  {who} ({size}) plays {cards}"
+            cards = " ".join(scr.card(c, shown(c)) for c in act.cards)
+            text = "  " + _("{player} ({count}) plays {cards}").format(
+                player=who, count=size, cards=cards
+            )
             if act.cards[0].is_wild and act.color:
-                text += f" naming {act.color}"
+                text += " " + _("naming {colour}").format(colour=act.color)
             if act.target is not None:
-                text += f" at {self.names[act.target]}"
+                text += " " + _("at {player}").format(player=self.names[act.target])
         elif act.kind in ("hit", "draw"):
             # The press line (printed when the box answers) carries this context. A classic
             # draw is a `dispense` of exactly the cards owed.
             if before and before[0]["seat"] == act.seat:
                 due = before[0]
                 if "draws" in due:
-                    self.context = f"    {who} must draw {due['draws']}:"
+                    said = _("{player} must draw {count}:").format(player=who, count=due["draws"])
+                elif due.get("until_fire"):
+                    said = _("{player} must hit (until cards fire):").format(player=who)
                 else:
-                    owed = (
-                        "until cards fire" if due.get("until_fire") else f"{due.get('hits')} to go"
+                    said = _("{player} must hit ({count} to go):").format(
+                        player=who, count=due.get("hits")
                     )
-                    self.context = f"    {who} must hit ({owed}):"
+                self.context = "    " + said
+            elif act.kind == "hit":
+                self.context = "  " + _("{player} ({count}) hits:").format(player=who, count=size)
             else:
-                self.context = f"  {who} ({size}) {act.kind}s:"
+                self.context = "  " + _("{player} ({count}) draws:").format(player=who, count=size)
         self.spectator.before(rnd, act)
         rnd.apply(act)
         self.turns += 1
         if act.kind == "play":
             shed = size - len(rnd.hands[act.seat]) - len(act.cards)
             if act.cards[0].face == "DA" and shed > 0:
-                text += f" and discards {shed} more"
+                text += " " + _("and discards {count} more").format(count=shed)
             scr.line(text)
         after = [d.to_dict() for d in rnd.pending]
         penalised = bool(after) and after[0]["seat"] == act.seat and after != before
         if act.kind == "uno":
-            scr.line(f"    {who}: UNO!" + (" (a false call)" if penalised else ""))
+            said = _("{player}: UNO! (a false call)") if penalised else _("{player}: UNO!")
+            scr.line("    " + said.format(player=who))
         elif act.kind == "catch":
             target = self.names[act.target]
             if penalised:
-                scr.line(f"    {who} accuses {target} wrongly")
+                said = _("{player} accuses {other} wrongly")
             else:
-                scr.line(f"    {who} catches {target} without UNO")
+                said = _("{player} catches {other} without UNO")
+            scr.line("    " + said.format(player=who, other=target))
         elif act.kind not in ("play", "hit", "draw"):
             scr.line(f"  {who} {act.kind}")
         if after and after != before and act.kind not in ("hit", "draw"):
             self._show_pending(rnd)
         if rnd.winner is not None and rnd.winner == act.seat and act.kind == "play":
-            scr.line(scr.bold(f"  {who} is out!"))
+            scr.line(scr.bold("  " + _("{player} is out!").format(player=who)))
         self.spectator.after(rnd, act)
 
     def _show_pending(self, rnd: Any) -> None:
         for due in rnd.pending:
             d = due.to_dict()
+            who = self.names[d["seat"]]
             if "draws" in d:
-                what = f"draw {d['draws']} card{'s' if d['draws'] != 1 else ''}"
+                said = _("-> {player} must draw {cards}").format(
+                    player=who, cards=plural(d["draws"], "card")
+                )
             elif d.get("until_fire"):
-                what = "hit until cards fire"
+                said = _("-> {player} must hit until cards fire").format(player=who)
             else:
-                what = f"hit {d.get('hits')} times"
-            self.screen.line(f"    -> {self.names[d['seat']]} must {what}")
+                said = _("-> {player} must hit {times}").format(
+                    player=who, times=plural(d.get("hits"), "time")
+                )
+            self.screen.line("    " + said)
 
     def _check_conservation(self, round_no: int, pile: int) -> None:
         """The engine's virtual pile must equal the plant's hopper (cards are conserved)."""
@@ -632,7 +672,12 @@ class Demo:
                 f"cards not conserved after round {round_no}: the engine's launcher pile holds "
                 f"{pile}, the box's hopper {hopper}"
             )
-        self.screen.line(f"  conservation: launcher pile {pile} = box hopper {hopper}")
+        self.screen.line(
+            "  "
+            + _("conservation: launcher pile {pile} = box hopper {hopper}").format(
+                pile=pile, hopper=hopper
+            )
+        )
 
     def _plant_hopper(self, expect: int) -> int | None:
         # The plant writes its file after every card, before the daemon reports the burst, so
@@ -651,8 +696,11 @@ class Demo:
         game = self.game
         won = result["winner"]
         scr.line(
-            scr.bold(f"Round {result['round']} to {self.names[won]}")
-            + f": +{result['gained'][won]} points"
+            scr.bold(
+                _("Round {round} to {player}").format(round=result["round"], player=self.names[won])
+            )
+            + ": "
+            + _("+{points} points").format(points=result["gained"][won])
         )
         order = sorted(range(len(self.names)), key=lambda s: (-game.scores[s], s))
         width = max(len(n) for n in self.names)
@@ -695,32 +743,36 @@ def register(subparsers: Any) -> None:
     """Add the `demo` subcommand."""
     p = subparsers.add_parser(
         "demo",
-        help="a whole game with bots through a mock box",
-        description=(
+        help=_("a whole game with bots through a mock box"),
+        description=_(
             "Start the launcher daemon on mock pins as a child process and play a whole game "
             "with bots, every hit a real press over the serial link."
         ),
     )
-    p.add_argument("--players", type=whole_number, default=4, help="2 to 10 (default 4)")
+    p.add_argument("--players", type=whole_number, default=4, help=_("2 to 10 (default 4)"))
     p.add_argument(
-        "--seed", type=whole_number, default=1, help="seed of the game and the box (default 1)"
+        "--seed", type=whole_number, default=1, help=_("seed of the game and the box (default 1)")
     )
     p.add_argument(
         "--deck",
         default="attack",
         metavar="PRESET",
-        help="attack (default), attack-1998, classic (every draw a `dispense 1`), or a deck file",
+        help=_(
+            "attack (default), attack-1998, classic (every draw a `dispense 1`), or a deck file"
+        ),
     )
     p.add_argument(
         "--speed",
         type=float,
         default=DEFAULT_SPEED,
-        help=f"divide the box's timings by this (default {DEFAULT_SPEED:g}; 1 = real time)",
+        help=_("divide the box's timings by this (default {speed}; 1 = real time)").format(
+            speed=f"{DEFAULT_SPEED:g}"
+        ),
     )
     p.add_argument(
-        "--target", type=whole_number, default=500, help="points that win the game (500)"
+        "--target", type=whole_number, default=500, help=_("points that win the game (500)")
     )
-    p.add_argument("--json", action="store_true", help="end with a one-line JSON summary")
+    p.add_argument("--json", action="store_true", help=_("end with a one-line JSON summary"))
     from engine.web.demo_web import add_arguments  # --web, --pace, --http, --code (docs/web.md)
 
     add_arguments(p)
@@ -730,9 +782,11 @@ def register(subparsers: Any) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     """`unoattack demo`."""
     if not 2 <= args.players <= 10:
-        raise InputError(f"--players {args.players}: from 2 to 10")
+        raise InputError(_("--players {count}: from 2 to 10").format(count=args.players))
     if args.target < 1:
-        raise InputError(f"--target {args.target}: a number of points above 0")
+        raise InputError(
+            _("--target {target}: a number of points above 0").format(target=args.target)
+        )
     check_speed(args.speed)
     from engine.cards import load_deck
 
@@ -756,7 +810,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
             summary["sounds"] = box.sounds()  # its folder goes with the box
     except KeyboardInterrupt:
         screen.line()
-        screen.line("interrupted: stopping the box")
+        screen.line(_("interrupted: stopping the box"))
         return 130
     except UnoError as exc:
         print(f"unoattack demo: {exc}", file=sys.stderr)
@@ -771,14 +825,43 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
 def show_summary(screen: Screen, s: dict[str, Any]) -> None:
     """The game's end: the winner and the box's tallies, whether cards were conserved."""
     screen.line()
-    screen.line(screen.bold(f"{s['winner_name']} wins with {s['scores'][s['winner']]} points!"))
-    rounds = f"{s['rounds']} round{'s' if s['rounds'] != 1 else ''}"
-    strays = f" ({s['strays']} slipped out behind a burst)" if s["strays"] else ""
     screen.line(
-        f"  {rounds}, {s['presses']} presses ({s['dry_presses']} dry), "
-        f"{s['cards_fired']} cards fired{strays}, {s['jams']} jams, {s['elapsed_s']:.1f} s; "
-        f"cards conserved: {'yes' if s['conserved'] else 'NO'}"
-        + (f"; box stopped (exit {s['box_exit']})" if "box_exit" in s else "")
+        screen.bold(
+            _("{player} wins with {points} points!").format(
+                player=s["winner_name"], points=s["scores"][s["winner"]]
+            )
+        )
+    )
+    strays = (
+        " " + _("({count} slipped out behind a burst)").format(count=s["strays"])
+        if s["strays"]
+        else ""
+    )
+    said = (
+        _(
+            "{rounds}, {presses} presses ({dry} dry), {cards} cards fired{strays}, {jams} jams, "
+            "{seconds} s; cards conserved: yes"
+        )
+        if s["conserved"]
+        else _(
+            "{rounds}, {presses} presses ({dry} dry), {cards} cards fired{strays}, {jams} jams, "
+            "{seconds} s; cards conserved: NO"
+        )
+    )
+    if "box_exit" in s:
+        said += _("; box stopped (exit {code})")
+    screen.line(
+        "  "
+        + said.format(
+            rounds=plural(s["rounds"], "round"),
+            presses=s["presses"],
+            dry=s["dry_presses"],
+            cards=s["cards_fired"],
+            strays=strays,
+            jams=s["jams"],
+            seconds=f"{s['elapsed_s']:.1f}",
+            code=s.get("box_exit"),
+        )
     )
     if s.get("sounds"):
         cues = ", ".join(f"{event} {n}" for event, n in s["sounds"].items())

@@ -12,6 +12,15 @@ class RuleError(UnoError, ValueError):
     "seat 2 must hit 2 more times before playing". State is unchanged."""
 
 
+class NoMatch(RuleError):
+    """A card played that matches the top card by neither colour, number nor symbol; `card` is
+    the card, so the table referee can say what would go."""
+
+    def __init__(self, message: str, card: object = None) -> None:
+        super().__init__(message)
+        self.card = card
+
+
 class CardError(UnoError, ValueError):
     """A card name that cannot be parsed or is not in the active deck."""
 

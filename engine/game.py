@@ -30,9 +30,11 @@ from typing import Any, Protocol
 
 from engine.cards import ALL_CARDS, COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
 from engine.effects import EFFECTS, Effect, effect_of, first_card
-from engine.errors import InputError, RuleError
+from engine.errors import InputError, NoMatch, RuleError
 from engine.rules import Rules, player_range
 from engine.scoring import SCORING_MODES, decide, round_gains
+from engine.words import seat_label
+from i18n import _, ngettext
 
 ACTION_KINDS: tuple[str, ...] = ("play", "hit", "draw", "pass", "uno", "catch", "challenge")
 
@@ -239,10 +241,10 @@ class _Due:
 
     def owed(self) -> str:
         if self.kind == "until_fire":
-            return "hit until a card fires"
+            return _("hit until a card fires")
         if self.kind == "hits":
-            return f"hit {self.n} more time{'s' if self.n != 1 else ''}"
-        return f"draw {self.n} card{'s' if self.n != 1 else ''}"
+            return ngettext("hit {n} more time", "hit {n} more times", self.n).format(n=self.n)
+        return ngettext("draw {n} card", "draw {n} cards", self.n).format(n=self.n)
 
 
 Due = _Due  # for engine/blind.py
@@ -572,12 +574,18 @@ class Round:
         hand = self.hands[seat]
         if len(cards) == 1:
             if cards[0] not in hand:
-                raise RuleError(f"seat {seat} does not hold {cards[0]}")
+                raise RuleError(
+                    _("{seat} does not hold {card}").format(seat=seat_label(seat), card=cards[0])
+                )
             return
         have = Counter(hand)
         for card, n in Counter(cards).items():
             if have[card] < n:
-                raise RuleError(f"seat {seat} does not hold {n} × {card}")
+                raise RuleError(
+                    _("{seat} does not hold {n} × {card}").format(
+                        seat=seat_label(seat), n=n, card=card
+                    )
+                )
 
     def _shed(self, seat: int, cards: tuple[Card, ...], color: str | None, removed: bool) -> Card:
         """Take the played cards (and a Discard All's colour) out of the hand onto the discard
@@ -686,7 +694,9 @@ class Round:
             raise RuleError(f"seat {seat} is not in this round")
         kind = action.kind
         if self.winner is not None and not self.pending:
-            raise RuleError(f"the round is over: seat {self.winner} went out")
+            raise RuleError(
+                _("the round is over: {seat} went out").format(seat=seat_label(self.winner))
+            )
         if kind == "play":
             return self._check_play(action)
         if action.cards:
@@ -716,111 +726,167 @@ class Round:
     def _check_uno(self, seat: int) -> None:
         # Any number of cards is accepted: with three or more it is a false call (penalised).
         if self.winner is not None:
-            raise RuleError(f"seat {self.winner} has gone out; no more UNO calls")
+            raise RuleError(
+                _("{seat} has gone out; no more UNO calls").format(seat=seat_label(self.winner))
+            )
         if self.uno_called[seat]:
-            raise RuleError(f"seat {seat} has already called UNO")
+            raise RuleError(_("{seat} has already called UNO").format(seat=seat_label(seat)))
 
     def _check_catch(self, action: Action) -> None:
         target = action.target
         if self.winner is not None:
-            raise RuleError(f"seat {self.winner} has gone out; no more catches")
+            raise RuleError(
+                _("{seat} has gone out; no more catches").format(seat=seat_label(self.winner))
+            )
         if target is None or not 0 <= target < self.players or target in self.out:
-            raise RuleError("catch needs the seat of a player in the round")
+            raise RuleError(_("catch needs the seat of a player in the round"))
         if target == action.seat:
-            raise RuleError(f"seat {action.seat} cannot catch itself")
+            raise RuleError(_("{seat} cannot catch itself").format(seat=seat_label(action.seat)))
         # Accusing a player who holds other than one card, or who called UNO in time, is a
         # wrong accusation: accepted, and penalised. Too late, it is refused (RULES.md).
         if len(self.hands[target]) == 1 and self.window != target:
             raise RuleError(
-                f"too late to catch seat {target}: a missed UNO is caught before the next "
-                "player starts"
+                _(
+                    "too late to catch {seat}: a missed UNO is caught before the next player starts"
+                ).format(seat=seat_label(target))
             )
 
     def _check_take(self, seat: int, kind: str, color: str | None) -> None:
         attack = self._attack
         if kind == "hit" and not attack:
-            raise RuleError("classic rules draw cards: use draw, not hit")
+            raise RuleError(_("classic rules draw cards: use draw, not hit"))
         if kind == "draw" and attack:
-            raise RuleError("UNO Attack has no draw pile: hit the launcher instead")
+            raise RuleError(_("UNO Attack has no draw pile: hit the launcher instead"))
         if self.pending:
             due = self.pending[0]
             if due.seat != seat:
-                raise RuleError(f"seat {due.seat} must {due.owed()} first")
+                raise RuleError(
+                    _("{seat} must {owed} first").format(seat=seat_label(due.seat), owed=due.owed())
+                )
         else:
             if seat != self.turn:
-                raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
+                raise self._not_your_turn(seat)
             self._check_take_again(seat)
         # A wild turned up first: its colour is named before anything else. A hit or draw as
         # the turn's move must name it (it would leave the next player no colour to follow);
         # one owed for the card turned up may name it, else the next player names it. (A
         # scenario resumed with a wild on top and no colour leaves it open: anything goes.)
         if color is not None and color not in _ALL_COLORS:
-            raise RuleError(f"colour {color!r}: name R, Y, G or B")
+            raise RuleError(_("colour {colour!r}: name R, Y, G or B").format(colour=color))
         if self.color is None and self.winner is None:
             if color is None and not self.pending and self._name_first:
                 raise RuleError(
-                    f"{self.discard[-1]} was turned up: seat {seat} names the colour first "
-                    f"({kind} naming R, Y, G or B)"
+                    _(
+                        "{card} was turned up: {seat} names the colour first ({action} naming R, "
+                        "Y, G or B)"
+                    ).format(card=self.discard[-1], seat=seat_label(seat), action=kind)
                 )
         elif color is not None:
-            raise RuleError(f"{kind} names no colour: only after a wild turned up first")
+            raise RuleError(
+                _("{action} names no colour: only after a wild turned up first").format(action=kind)
+            )
+
+    def _not_your_turn(self, seat: int) -> RuleError:
+        return RuleError(
+            _("it is {turn}'s turn, not {seat}'s").format(
+                turn=seat_label(self.turn), seat=seat_label(seat)
+            )
+        )
 
     def _check_take_again(self, seat: int) -> None:
         if self.drawn is not None:
-            raise RuleError(f"seat {seat} has drawn already: play {self.drawn} or pass")
+            raise RuleError(
+                _("{seat} has drawn already: play {card} or pass").format(
+                    seat=seat_label(seat), card=self.drawn
+                )
+            )
         if self.fired_play:
-            raise RuleError(f"seat {seat} has hit already: play a card the launcher fired, or pass")
+            raise RuleError(
+                _("{seat} has hit already: play a card the launcher fired, or pass").format(
+                    seat=seat_label(seat)
+                )
+            )
 
     def _check_pass(self, seat: int) -> None:
         if self.pending:
             due = self.pending[0]
-            raise RuleError(f"seat {due.seat} must {due.owed()}; no passing")
+            raise RuleError(
+                _("{seat} must {owed}; no passing").format(
+                    seat=seat_label(due.seat), owed=due.owed()
+                )
+            )
         if seat != self.turn:
-            raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
+            raise self._not_your_turn(seat)
         if self.drawn is None and not self.bonus and not self.fired_play:
-            verb = "hit" if self._attack else "draw"
-            raise RuleError(f"seat {seat} must play or {verb}; passing is only after a draw")
+            said = (
+                _("{seat} must play or hit; passing is only after a draw")
+                if self._attack
+                else _("{seat} must play or draw; passing is only after a draw")
+            )
+            raise RuleError(said.format(seat=seat_label(seat)))
 
     def _check_challenge(self, seat: int) -> None:
         if self.winner is not None:
-            raise RuleError(f"seat {self.winner} has gone out; the draw stands")
+            raise RuleError(
+                _("{seat} has gone out; the draw stands").format(seat=seat_label(self.winner))
+            )
         due = self.pending[0] if self.pending else None
         if due is None or due.seat != seat or not self._challengeable(due):
-            raise RuleError(f"seat {seat} has no Wild Draw Four to challenge")
+            raise RuleError(
+                _("{seat} has no Wild Draw Four to challenge").format(seat=seat_label(seat))
+            )
 
     def _check_play(self, action: Action) -> str:
         seat = action.seat
         cards = action.cards
         if not cards:
-            raise RuleError("play needs a card")
+            raise RuleError(_("play needs a card"))
         if self.winner is not None:
             due = self.pending[0]
-            raise RuleError(f"seat {self.winner} has gone out; seat {due.seat} must {due.owed()}")
+            raise RuleError(
+                _("{winner} has gone out; {seat} must {owed}").format(
+                    winner=seat_label(self.winner), seat=seat_label(due.seat), owed=due.owed()
+                )
+            )
         effect = self._eff[cards[0]]
         face = cards[0].face
         if len(cards) > 1:
             if not self._multi:
-                raise RuleError("play one card at a time (multi_play is off)")
+                raise RuleError(_("play one card at a time (multi_play is off)"))
             if any(c.face != face for c in cards):
-                raise RuleError("cards played together must share a number or symbol")
+                raise RuleError(_("cards played together must share a number or symbol"))
             if not effect.multi:
-                raise RuleError(f"{face} cannot be played several at once")
+                raise RuleError(_("{face} cannot be played several at once").format(face=face))
         # Who may play, and against what.
         if self.pending:
             due = self.pending[0]
             if due.seat != seat:
-                raise RuleError(f"seat {due.seat} must {due.owed()} before anyone plays")
+                raise RuleError(
+                    _("{seat} must {owed} before anyone plays").format(
+                        seat=seat_label(due.seat), owed=due.owed()
+                    )
+                )
             answers = self._answers(due)
             if not answers:
-                raise RuleError(f"seat {seat} must {due.owed()} before playing")
+                raise RuleError(
+                    _("{seat} must {owed} before playing").format(
+                        seat=seat_label(seat), owed=due.owed()
+                    )
+                )
             if effect.face not in answers:
                 raise RuleError(
-                    f"seat {seat} must {due.owed()} or answer with {' or '.join(sorted(answers))}"
+                    _("{seat} must {owed} or answer with {cards}").format(
+                        seat=seat_label(seat),
+                        owed=due.owed(),
+                        cards=_(" or ").join(sorted(answers)),
+                    )
                 )
             context = "stack"
         elif seat == self.turn:
             if self.drawn is not None and (len(cards) != 1 or cards[0] != self.drawn):
-                raise RuleError(f"after drawing, only the drawn {self.drawn} may be played")
+                raise RuleError(
+                    _("after drawing, only the drawn {card} may be played").format(card=self.drawn)
+                )
             context = "turn"
         else:
             top = self.discard[-1]
@@ -834,24 +900,26 @@ class Round:
                 and not self.fired_play
                 and not self.bonus
             ):
-                raise RuleError(f"it is seat {self.turn}'s turn, not seat {seat}'s")
+                raise self._not_your_turn(seat)
             context = "jump"
         self._check_holds(seat, cards)
         if context == "turn" and not any(self._playable(c) for c in cards):
             top = self.discard[-1]
-            raise RuleError(
-                f"{cards[0]} does not match {top} (colour {self.color}); "
-                f"{'hit' if self._attack else 'draw'} instead"
+            said = (
+                _("{card} does not match {top} (colour {colour}); hit instead")
+                if self._attack
+                else _("{card} does not match {top} (colour {colour}); draw instead")
             )
+            raise NoMatch(said.format(card=cards[0], top=top, colour=self.color), cards[0])
         # Colour.
         color = action.color
         if effect.wild:
             if color not in _ALL_COLORS:
-                raise RuleError(f"name a colour for {cards[0]}: R, Y, G or B")
+                raise RuleError(_("name a colour for {card}: R, Y, G or B").format(card=cards[0]))
         elif color is None:
-            raise RuleError("name the colour to continue with: one of the colours played")
+            raise RuleError(_("name the colour to continue with: one of the colours played"))
         elif all(c.color != color for c in cards):
-            raise RuleError(f"colour {color} is not among the cards played")
+            raise RuleError(_("colour {colour} is not among the cards played").format(colour=color))
         # Target.
         target = action.target
         if effect.aims:
@@ -861,15 +929,20 @@ class Round:
                 or target in self.out
                 or not (0 <= target < self.players)
             ):
-                raise RuleError(f"{face} needs a target: another seat in the round")
+                raise RuleError(
+                    _("{face} needs a target: another seat in the round").format(face=face)
+                )
         elif target is not None:
-            raise RuleError(f"{face} takes no target")
+            raise RuleError(_("{face} takes no target").format(face=face))
         # Going out.
         if len(cards) == len(self.hands[seat]):
             if not effect.last_card:
-                raise RuleError(f"{face} cannot be your last card")
+                raise RuleError(_("{face} cannot be your last card").format(face=face))
             if self.rules.last_card_restriction and effect.restricted_last:
-                raise RuleError(f"you may not go out on {face} (last_card_restriction)")
+                raise RuleError(
+                    _("you may not go out on {face} (last_card_restriction)").format(face=face)
+                )
+
         return context
 
     # -- applying ---------------------------------------------------------------------------
@@ -1055,7 +1128,7 @@ class Round:
         `player` (in a bonus turn "next" never comes back to the player who played)."""
         succ = self._succ
         seat = origin
-        for _ in range(steps):
+        for _step in range(steps):
             seat = succ[seat]
             if seat == player:
                 seat = succ[seat]
@@ -1578,7 +1651,7 @@ def choose_dealer(deck: Deck, seats: Sequence[int], rng: random.Random) -> int:
         )
     contenders = list(seats)
     cards = deck.cards()
-    for _ in range(1000):
+    for _try in range(1000):
         rng.shuffle(cards)
         drawn = {s: cards[i] for i, s in enumerate(contenders)}
         values = {s: (c.number if c.number is not None else -1) for s, c in drawn.items()}

@@ -22,17 +22,19 @@ from typing import Any
 from engine.blind import BlindRound
 from engine.cards import COLORS, Card, Deck, load_deck, parse_card
 from engine.effects import EFFECTS, first_card
-from engine.errors import InputError, RuleError, UnoError
+from engine.errors import InputError, NoMatch, RuleError, UnoError
 from engine.game import Action
 from engine.rules import PRESET_NAMES, Rules, rules_for
 from engine.scoring import SCORING_MODES, decide, round_gains
+from engine.words import COLOUR_NAMES, colour_name, plural, seat_pattern, shown
+from i18n import _, ngettext
 
-__all__ = ["COLOR_NAMES", "MODES", "STATE_VERSION", "Referee", "check_names", "plural"]
+__all__ = ["MODES", "STATE_VERSION", "Referee", "check_names", "plural"]
 
 STATE_VERSION = 2  # 1: the referee before it played on BlindRound (read and upgraded)
 MODES: tuple[str, ...] = SCORING_MODES
-COLOR_NAMES = {"R": "red", "Y": "yellow", "G": "green", "B": "blue"}
-COLOR_WORDS = {**{c: c for c in COLORS}, **{v.upper(): k for k, v in COLOR_NAMES.items()}}
+# What a player may type for a colour: the letter or the English word (typed like notation).
+COLOR_WORDS = {**{c: c for c in COLORS}, **{v.upper(): k for k, v in COLOUR_NAMES.items()}}
 TEAMS = 2  # at a table, partners sit alternately: two teams
 PHASES = ("deal", "play", "score", "over")
 # Words a player's name may not be: the referee's commands and "none".
@@ -60,31 +62,31 @@ COMMANDS = frozenset(
         "none",
     }
 )
-_SEAT = re.compile(r"\bseat (\d+)('s)?")
-
-
-def plural(n: int, word: str) -> str:
-    """`1 card`, `2 cards`, `2 presses`."""
-    if n == 1:
-        return f"{n} {word}"
-    return f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
 
 
 def check_names(names: list[str]) -> None:
     """Player names: 2 to 10, letters/digits/-/_, starting with a letter, no colour or command."""
     if not 2 <= len(names) <= 10:
-        raise InputError(f"{len(names)} players: a table seats 2 to 10 (--players Ann,Bob,...)")
+        raise InputError(
+            _("{count} players: a table seats 2 to 10 (--players Ann,Bob,...)").format(
+                count=len(names)
+            )
+        )
     seen: set[str] = set()
     for name in names:
         key = name.lower()
         if not name or not name[0].isalpha() or not all(c.isalnum() or c in "-_" for c in name):
             raise InputError(
-                f"player name `{name}`: letters, digits, - or _, starting with a letter"
+                _("player name `{name}`: letters, digits, - or _, starting with a letter").format(
+                    name=name
+                )
             )
         if key.upper() in COLOR_WORDS or key in COMMANDS:
-            raise InputError(f"player name `{name}` is a colour or a command: choose another")
+            raise InputError(
+                _("player name `{name}` is a colour or a command: choose another").format(name=name)
+            )
         if key in seen:
-            raise InputError(f"player name `{name}` is used twice")
+            raise InputError(_("player name `{name}` is used twice").format(name=name))
         seen.add(key)
 
 
@@ -105,11 +107,15 @@ class Referee:
         names = [p.strip() for p in players]
         check_names(names)
         if mode not in MODES:
-            raise InputError(f"unknown mode `{mode}`: use {', '.join(MODES)}")
+            raise InputError(
+                _("unknown mode `{mode}`: use {modes}").format(mode=mode, modes=", ".join(MODES))
+            )
         if mode == "teams" and (len(names) < 4 or len(names) % 2):
-            raise InputError("mode teams needs an even number of players, at least 4")
+            raise InputError(_("mode teams needs an even number of players, at least 4"))
         if isinstance(target, bool) or not isinstance(target, int) or target < 1:
-            raise InputError(f"target = {target!r}: a whole number of points, at least 1")
+            raise InputError(
+                _("target = {target!r}: a whole number of points, at least 1").format(target=target)
+            )
         if not isinstance(deck, str):
             raise InputError(f"deck = {deck!r}: a preset name or a deck file")
         self.deck_name = deck
@@ -125,8 +131,16 @@ class Referee:
         need = self.rules.hand_size * len(names) + 1
         if self.deck.total < need:
             raise InputError(
-                f"the {self.deck.name} deck has {self.deck.total} cards; {len(names)} players "
-                f"of {self.rules.hand_size} need at least {need}"
+                _(
+                    "the {deck} deck has {total} cards; {players} players of {size} need at "
+                    "least {need}"
+                ).format(
+                    deck=self.deck.name,
+                    total=self.deck.total,
+                    players=len(names),
+                    size=self.rules.hand_size,
+                    need=need,
+                )
             )
         self.players: list[str] = names
         self.mode = mode
@@ -160,7 +174,11 @@ class Referee:
         for seat, player in enumerate(self.players):
             if player.lower() == key:
                 return seat
-        raise RuleError(f"no player called `{name}`: players are {', '.join(self.players)}")
+        raise RuleError(
+            _("no player called `{name}`: players are {players}").format(
+                name=name, players=", ".join(self.players)
+            )
+        )
 
     def active_seats(self) -> list[int]:
         """Seats still in the game (all but eliminated players)."""
@@ -173,9 +191,9 @@ class Referee:
             seat = int(m.group(1))
             if seat >= len(self.players):
                 return m.group(0)
-            return self.players[seat] + (m.group(2) or "")
+            return self.players[seat]
 
-        return _SEAT.sub(name, text)
+        return seat_pattern().sub(name, text)
 
     # -- the round, read ---------------------------------------------------------------------
     @property
@@ -274,50 +292,68 @@ class Referee:
         if rnd is None or self.hitter() is None:
             return ""
         if not rnd.pending:
-            return "1 card to come from the launcher" if self.classic else "1 more hit"
+            return _("1 card to come from the launcher") if self.classic else _("1 more hit")
         due = rnd.pending[0]
         if rnd.answerable():
             return self._answer_hint()
         if due.kind == "draws":
-            return f"{plural(due.n, 'card')} to come from the launcher"
+            return _("{cards} to come from the launcher").format(cards=plural(due.n, "card"))
         if due.kind == "until_fire":
-            return "hits until cards fire"
-        return "1 more hit" if due.n == 1 else f"{due.n} more hits"
+            return _("hits until cards fire")
+        return ngettext("{n} more hit", "{n} more hits", due.n).format(n=due.n)
 
     def _answer_hint(self) -> str:
         rnd = self.round
         assert rnd is not None
         due = rnd.pending[0]
-        take = "`draw`" if self.classic else "press the button"
+        take = _("`draw`") if self.classic else _("press the button")
         parts = []
         if rnd.challengeable():
-            parts.append("`challenge` the WD4")
+            parts.append(_("`challenge` the WD4"))
         if rnd.answers():
-            parts.append(f"answer with {' or '.join(sorted(rnd.answers()))}")
-        return (
-            f"{' or '.join(parts)}, or {take} ({plural(due.n, 'card' if self.classic else 'hit')})"
+            parts.append(
+                _("answer with {cards}").format(cards=_(" or ").join(sorted(rnd.answers())))
+            )
+        return _("{choices}, or {take} ({owed})").format(
+            choices=_(" or ").join(parts),
+            take=take,
+            owed=plural(due.n, "card" if self.classic else "hit"),
         )
 
     # -- round start ------------------------------------------------------------------------
     def set_dealer(self, seat: int) -> list[str]:
         """Choose who deals this round (before the first card is turned up)."""
-        self._need_phase("deal", "the dealer can only change before the first card is turned up")
+        self._need_phase("deal", _("the dealer can only change before the first card is turned up"))
         if not self.active[seat]:
-            raise RuleError(f"{self.name(seat)} is out of the game and cannot deal")
+            raise RuleError(
+                _("{player} is out of the game and cannot deal").format(player=self.name(seat))
+            )
         self.dealer = seat
-        return [f"{self.name(seat)} deals round {self.round_no}"]
+        return [
+            _("{player} deals round {round}").format(player=self.name(seat), round=self.round_no)
+        ]
 
     def start_round(self, card: Card, color: str | None = None) -> list[str]:
         """The dealer turned up `card`; for a wild, `color` is what the first player names."""
-        self._need_phase("deal", "a round is already under way")
+        self._need_phase("deal", _("a round is already under way"))
         self._check_in_deck(card)
         if first_card(card.face, classic=self.classic) == "back":
-            raise RuleError(f"{card} goes back into the launcher: turn up another card")
+            raise RuleError(
+                _("{card} goes back into the launcher: turn up another card").format(card=card)
+            )
         if card.is_wild:
             if color is None:
-                raise RuleError(f"{card} turned up: the first player names a colour (`{card} G`)")
+                raise RuleError(
+                    _("{card} turned up: the first player names a colour (`{card} G`)").format(
+                        card=card
+                    )
+                )
         elif color is not None:
-            raise RuleError(f"{card} has a colour of its own: only a wild takes a named colour")
+            raise RuleError(
+                _("{card} has a colour of its own: only a wild takes a named colour").format(
+                    card=card
+                )
+            )
         rnd = BlindRound.deal(
             self.deck,
             self.rules,
@@ -335,14 +371,24 @@ class Referee:
         self.wd4_color = None
         self.hands_left = {}
         self.phase = "play"
-        msgs = [f"round {self.round_no}: {self.name(self.dealer)} dealt, {card} turned up"]
+        msgs = [
+            _("round {round}: {dealer} dealt, {card} turned up").format(
+                round=self.round_no, dealer=self.name(self.dealer), card=shown(card)
+            )
+        ]
         if rnd.direction == -1:
-            msgs.append(f"{self.name(self.dealer)} plays first, going right")
+            msgs.append(
+                _("{player} plays first, going right").format(player=self.name(self.dealer))
+            )
         else:
             owing = {d.seat for d in rnd.pending}
             skipped = self._walk(rnd.next_seat(self.dealer), rnd.turn)
-            msgs.extend(f"{self.name(s)} is skipped" for s in skipped if s not in owing)
-        msgs.extend(self._owed_msgs(f"{card} turned up"))
+            msgs.extend(
+                _("{player} is skipped").format(player=self.name(s))
+                for s in skipped
+                if s not in owing
+            )
+        msgs.extend(self._owed_msgs(_("{card} turned up").format(card=card)))
         return msgs
 
     # -- moves ------------------------------------------------------------------------------
@@ -366,7 +412,7 @@ class Referee:
         rnd = self._need_round()
         cards = (card,) if isinstance(card, Card) else tuple(card)
         if not cards:
-            raise RuleError("a play needs a card")
+            raise RuleError(_("a play needs a card"))
         for c in cards:
             self._check_in_deck(c)
         if self.taking is not None:
@@ -374,20 +420,30 @@ class Referee:
         player = rnd.actor if seat is None else seat
         assert player is not None
         if seat is not None and seat == rnd.actor:
-            raise RuleError(f"it is {self.name(seat)}'s turn: type the card without `jump`")
+            raise RuleError(
+                _("it is {player}'s turn: type the card without `jump`").format(
+                    player=self.name(seat)
+                )
+            )
         first = cards[0]
         if color is None and not first.is_wild:
             colours = {c.color for c in cards}
             if len(colours) > 1:
                 raise RuleError(
-                    f"name the colour to continue with: one of {', '.join(sorted(colours))}"
+                    _("name the colour to continue with: one of {colours}").format(
+                        colours=", ".join(sorted(colours))  # type: ignore[arg-type]
+                    )
                 )
         if color is not None and not first.is_wild and all(c.color != color for c in cards):
             raise RuleError(
-                f"{first} is {COLOR_NAMES[first.color or 'R']}: only a wild names a colour"
+                _("{card} is {colour}: only a wild names a colour").format(
+                    card=first, colour=colour_name(first.color)
+                )
             )
         if discarded < 0:
-            raise RuleError(f"a DA discards 0 or more other cards, not {discarded}")
+            raise RuleError(
+                _("a DA discards 0 or more other cards, not {count}").format(count=discarded)
+            )
         if uno:
             # A call made with the card: with more than two cards left it would be a false call,
             # far more likely a slip of the keyboard than of the tongue; refused, nothing lost.
@@ -397,9 +453,14 @@ class Referee:
                 left = held - len(cards) - discarded
             if left > 2:
                 raise RuleError(
-                    f"{' '.join(map(str, cards))} uno: {self.name(player)} would hold "
-                    f"{plural(left, 'card')}; UNO is called with one or two left (a false call: "
-                    f"type `uno {self.name(player)}` on its own line)"
+                    _(
+                        "{cards} uno: {player} would hold {held}; UNO is called with one or two "
+                        "left (a false call: type `uno {player}` on its own line)"
+                    ).format(
+                        cards=" ".join(map(str, cards)),
+                        player=self.name(player),
+                        held=plural(left, "card"),
+                    )
                 )
         before = self._snapshot()
         prev_color = rnd.color
@@ -409,15 +470,18 @@ class Referee:
         if EFFECTS[first.face].challengeable:
             self.wd4_color = prev_color
         who = self.name(player)
-        text = " ".join(str(c) for c in cards)
-        msgs = [
-            f"{who} {'jumps in with' if seat is not None else 'plays'} {text}"
-            + (f" and {discarded} more" if discarded else "")
-        ]
+        text = shown(*cards)
+        if seat is not None:
+            said = _("{player} jumps in with {cards}")
+        elif discarded:
+            said = _("{player} plays {cards} and {count} more")
+        else:
+            said = _("{player} plays {cards}")
+        msgs = [said.format(player=who, cards=text, count=discarded)]
         if first.is_wild:
-            msgs.append(f"colour is now {COLOR_NAMES[rnd.color or 'R']}")
+            msgs.append(_("colour is now {colour}").format(colour=colour_name(rnd.color)))
         elif len({c.color for c in cards}) > 1:
-            msgs.append(f"colour is {COLOR_NAMES[rnd.color or 'R']}")
+            msgs.append(_("colour is {colour}").format(colour=colour_name(rnd.color)))
         msgs.extend(self._after_play(player, before, target))
         if uno and rnd.winner is None and not rnd.uno_called[player]:
             msgs.extend(self.call_uno(player))
@@ -428,9 +492,11 @@ class Referee:
         """Attack: the player whose turn it is hits the launcher once (the next press)."""
         rnd = self._need_round()
         if self.classic:
-            raise RuleError("classic: nobody hits; type `draw` and the launcher dispenses a card")
+            raise RuleError(
+                _("classic: nobody hits; type `draw` and the launcher dispenses a card")
+            )
         self._start_take("hit")
-        return [f"{self.name(rnd.turn)} hits: press the button once"]
+        return [_("{player} hits: press the button once").format(player=self.name(rnd.turn))]
 
     def draw(self) -> list[str]:
         """Classic: the player whose turn it is draws one card (dispensed by the launcher), then
@@ -438,14 +504,17 @@ class Referee:
         Draw Two), it takes the cards instead of answering."""
         rnd = self._need_round()
         if not self.classic:
-            raise RuleError("`draw` is for the classic deck: in UNO Attack type `hit`")
+            raise RuleError(_("`draw` is for the classic deck: in UNO Attack type `hit`"))
         if rnd.pending and rnd.answerable():
             due = rnd.pending[0]
             self._apply(lambda: rnd.take(due.seat, 0))
-            what = "the WD4" if due.face == "WD4" else f"the {due.face}"
-            return [f"{self.name(due.seat)} takes {what}: {plural(due.n, 'card')}"]
+            return [
+                _("{player} takes the {card}: {cards}").format(
+                    player=self.name(due.seat), card=due.face, cards=plural(due.n, "card")
+                )
+            ]
         self._start_take("draw")
-        return [f"{self.name(rnd.turn)} draws a card"]
+        return [_("{player} draws a card").format(player=self.name(rnd.turn))]
 
     def _start_take(self, kind: str) -> None:
         rnd = self._need_round()
@@ -453,9 +522,11 @@ class Referee:
             raise RuleError(self._taking_hint())
         if rnd.pending:
             due = rnd.pending[0]
+            owes = self._owes_phrase(self.name(due.seat), due.kind, due.n)
             raise RuleError(
-                f"{self.name(due.seat)} {self._owes_phrase(due.kind, due.n)}: "
-                + ("the launcher dispenses them" if self.classic else "press the button")
+                _("{owes}: the launcher dispenses them").format(owes=owes)
+                if self.classic
+                else _("{owes}: press the button").format(owes=owes)
             )
         self._apply(lambda: rnd.check(Action(kind, rnd.turn)))
         self.taking = rnd.turn
@@ -466,15 +537,21 @@ class Referee:
         skipped; not legal: the player who played it draws 4 and the challenger keeps the turn."""
         rnd = self._need_round()
         if self.wd4 is None:
-            raise RuleError("there is no Wild Draw Four to challenge now")
+            raise RuleError(_("there is no Wild Draw Four to challenge now"))
         victim, by = rnd.pending[0].seat, rnd.wd4_by
         assert by is not None
         self._apply(lambda: rnd.challenge(victim, legal))
         if legal:
-            msgs = [f"the WD4 was legal: {self.name(victim)} draws {rnd.pending[0].n}"]
+            msgs = [
+                _("the WD4 was legal: {player} draws {count}").format(
+                    player=self.name(victim), count=rnd.pending[0].n
+                )
+            ]
         else:
-            msgs = [f"the WD4 was not legal: {self.name(by)} draws 4 instead"]
-        return msgs + self._owed_msgs("WD4 challenged")
+            msgs = [
+                _("the WD4 was not legal: {player} draws 4 instead").format(player=self.name(by))
+            ]
+        return msgs + self._owed_msgs(_("WD4 challenged"))
 
     def pass_turn(self) -> list[str]:
         """Decline the extra card after `R`/`S`, or keep what a hit or draw brought."""
@@ -485,21 +562,29 @@ class Referee:
         kept = rnd.fired_play
         self._apply(lambda: rnd.apply(Action("pass", seat)))
         if kept:
-            what = "the drawn card" if self.classic else "the cards fired"
-            return [f"{self.name(seat)} keeps {what} and passes"]
-        return [f"{self.name(seat)} passes"]
+            said = (
+                _("{player} keeps the drawn card and passes")
+                if self.classic
+                else _("{player} keeps the cards fired and passes")
+            )
+            return [said.format(player=self.name(seat))]
+        return [_("{player} passes").format(player=self.name(seat))]
 
     def press(self, ejected: int, note: str = "") -> list[str]:
         """The box fired `ejected` cards at the seat that must hit (one press) or dispensed them
         (classic); `note` is appended to the first message (press id, dry streak)."""
         rnd = self._need_round()
         if ejected < 0:
-            raise RuleError(f"a press fires 0 or more cards, not {ejected}")
+            raise RuleError(_("a press fires 0 or more cards, not {count}").format(count=ejected))
         seat = self.hitter()
         if seat is None:
-            raise RuleError("nobody owes a hit now")
+            raise RuleError(_("nobody owes a hit now"))
         if rnd.pending and self.classic and rnd.answerable():
-            raise RuleError(f"{self.name(seat)} must {self._answer_hint()}")
+            raise RuleError(
+                _("{player} must {choices}").format(
+                    player=self.name(seat), choices=self._answer_hint()
+                )
+            )
         before = self._snapshot()
         if rnd.pending:
             self._apply(lambda: rnd.take(seat, ejected))
@@ -513,8 +598,12 @@ class Referee:
         self.presses[seat] += 1
         self.presses_game[seat] += 1
         who = self.name(seat)
-        got = f"{who} takes {plural(ejected, 'card')}" if ejected else f"{who}: dry"
-        msgs = [f"{got} (holds {rnd.counts[seat]})" + (f" [{note}]" if note else "")]
+        got = (
+            _("{player} takes {cards} (holds {held})")
+            if ejected
+            else _("{player}: dry (holds {held})")
+        ).format(player=who, cards=plural(ejected, "card"), held=rnd.counts[seat])
+        msgs = [got + (f" [{note}]" if note else "")]
         msgs.extend(self._after_take(seat, before))
         msgs.extend(self._maybe_end_round())
         return msgs
@@ -523,30 +612,43 @@ class Referee:
         """`cards` slipped out of the box after `seat`'s last burst was reported: they go to
         that player (RULES.md: cards left sticking out go to the player who hit)."""
         if cards < 1:
-            raise RuleError(f"a stray is 1 card or more, not {cards}")
+            raise RuleError(_("a stray is 1 card or more, not {count}").format(count=cards))
         if self.phase != "play" or self.round is None:
             return [
-                f"{plural(cards, 'card')} slipped out after {self.name(seat)}'s last hit, "
-                "after the round ended: put them back into the launcher"
+                _(
+                    "{cards} slipped out after {player}'s last hit, after the round ended: put "
+                    "them back into the launcher"
+                ).format(cards=plural(cards, "card"), player=self.name(seat))
             ]
         self.round.give(seat, cards)
         self.fired[seat] += cards
         self.fired_game[seat] += cards
         return [
-            f"{plural(cards, 'card')} slipped out after {self.name(seat)}'s last hit: "
-            f"{self.name(seat)} takes them (holds {self.round.counts[seat]})"
+            _(
+                "{cards} slipped out after {player}'s last hit: {player} takes them (holds {held})"
+            ).format(
+                cards=plural(cards, "card"), player=self.name(seat), held=self.round.counts[seat]
+            )
         ]
 
     def set_hand(self, seat: int, cards: int) -> list[str]:
         """Correct the tracked size of `seat`'s hand (a card dropped, a miscount at the table)."""
         rnd = self._need_round()
         if not self.active[seat]:
-            raise RuleError(f"{self.name(seat)} is out of the game")
+            raise RuleError(_("{player} is out of the game").format(player=self.name(seat)))
         if not 0 < cards <= self.deck.total:
-            raise RuleError(f"a hand in play holds 1 to {self.deck.total} cards, not {cards}")
+            raise RuleError(
+                _("a hand in play holds 1 to {most} cards, not {count}").format(
+                    most=self.deck.total, count=cards
+                )
+            )
         old = rnd.counts[seat]
         rnd.set_count(seat, cards)
-        return [f"{self.name(seat)} holds {plural(cards, 'card')} (was {old})"]
+        return [
+            _("{player} holds {cards} (was {old})").format(
+                player=self.name(seat), cards=plural(cards, "card"), old=old
+            )
+        ]
 
     def call_uno(self, seat: int | None = None) -> list[str]:
         """A player says UNO. With one or two cards it is a call; with three or more it is a
@@ -560,17 +662,21 @@ class Referee:
             elif rnd.counts[rnd.turn] <= 2 and not rnd.uno_called[rnd.turn]:
                 seat = rnd.turn
             else:
-                raise RuleError("who called UNO? `uno NAME`")
+                raise RuleError(_("who called UNO? `uno NAME`"))
         if not self.active[seat]:
-            raise RuleError(f"{self.name(seat)} is out of the game")
+            raise RuleError(_("{player} is out of the game").format(player=self.name(seat)))
         false = rnd.counts[seat] > 2
         self._apply(lambda: rnd.apply(Action("uno", seat)))
         if false:
             return [
-                f"{self.name(seat)}: false UNO call ({plural(rnd.counts[seat], 'card')}), "
-                f"{self._penalty_words()}"
+                _("{player}: false UNO call ({cards}), {penalty}").format(
+                    player=self.name(seat),
+                    cards=plural(rnd.counts[seat], "card"),
+                    penalty=self._penalty_words(),
+                )
             ]
-        return [f"{self.name(seat)} calls UNO" + (": safe" if rnd.counts[seat] == 1 else "")]
+        said = _("{player} calls UNO: safe") if rnd.counts[seat] == 1 else _("{player} calls UNO")
+        return [said.format(player=self.name(seat))]
 
     def catch(self, seat: int, accuser: int | None = None) -> list[str]:
         """`accuser` says `seat` did not call UNO in time. Caught: `seat` owes `uno_penalty`. A
@@ -583,22 +689,39 @@ class Referee:
             wrong = rnd.is_mistake(Action("catch", accuser, target=seat))
             if wrong:
                 held = rnd.counts[seat]
-                why = "called UNO" if held == 1 else f"holds {plural(held, 'card')}"
-                raise RuleError(
-                    f"{who} {why}: that would be a wrong accusation; `catch {who} BY` charges "
-                    "the player who said it"
+                said = (
+                    _(
+                        "{player} called UNO: that would be a wrong accusation; `catch {player} "
+                        "BY` charges the player who said it"
+                    )
+                    if held == 1
+                    else _(
+                        "{player} holds {cards}: that would be a wrong accusation; `catch "
+                        "{player} BY` charges the player who said it"
+                    )
                 )
+                raise RuleError(said.format(player=who, cards=plural(held, "card")))
         if accuser == seat:
-            raise RuleError(f"{who} cannot catch themselves")
+            raise RuleError(_("{player} cannot catch themselves").format(player=who))
         wrong = rnd.is_mistake(Action("catch", accuser, target=seat))
         self._apply(lambda: rnd.apply(Action("catch", accuser, target=seat)))
         if wrong:
-            return [f"{self.name(accuser)}: wrong accusation of {who}, {self._penalty_words()}"]
-        return [f"{who} is caught without UNO: {self._penalty_words()}"]
+            return [
+                _("{accuser}: wrong accusation of {player}, {penalty}").format(
+                    accuser=self.name(accuser), player=who, penalty=self._penalty_words()
+                )
+            ]
+        return [
+            _("{player} is caught without UNO: {penalty}").format(
+                player=who, penalty=self._penalty_words()
+            )
+        ]
 
     def _penalty_words(self) -> str:
         n = self.rules.uno_penalty
-        return f"draws {plural(n, 'card')}" if self.classic else f"hits {plural(n, 'time')}"
+        if self.classic:
+            return _("draws {cards}").format(cards=plural(n, "card"))
+        return _("hits {times}").format(times=plural(n, "time"))
 
     # -- round end ----------------------------------------------------------------------------
     def to_enter(self) -> list[int]:
@@ -610,23 +733,28 @@ class Referee:
     def enter_hand(self, seat: int, cards: Sequence[Card], *, force: bool = False) -> list[str]:
         """The cards left in `seat`'s hand at the end of the round. The count must match what the
         referee tracked unless `force`; the whole table may not hold more copies than the deck."""
-        self._need_phase("score", "hands are entered when a round is over")
+        self._need_phase("score", _("hands are entered when a round is over"))
         if seat not in self.to_enter():
-            raise RuleError(f"{self.name(seat)}'s hand is not asked for")
+            raise RuleError(_("{player}'s hand is not asked for").format(player=self.name(seat)))
         for card in cards:
             self._check_in_deck(card)
         if len(cards) != self.hand[seat] and not force:
             raise RuleError(
-                f"{self.name(seat)} should hold {plural(self.hand[seat], 'card')}, "
-                f"got {len(cards)}: enter them all (end the line with ! to overrule)"
+                _(
+                    "{player} should hold {cards}, got {count}: enter them all (end the line "
+                    "with ! to overrule)"
+                ).format(
+                    player=self.name(seat), cards=plural(self.hand[seat], "card"), count=len(cards)
+                )
             )
         seen = Counter(parse_card(c) for hand in self.hands_left.values() for c in hand)
         seen.update(cards)
         for card, count in seen.items():
             if count > self.deck.counts[card]:
                 raise RuleError(
-                    f"the {self.deck.name} deck has {self.deck.counts[card]} x {card}, "
-                    f"the hands entered hold {count}"
+                    _("the {deck} deck has {most} x {card}, the hands entered hold {count}").format(
+                        deck=self.deck.name, most=self.deck.counts[card], card=card, count=count
+                    )
                 )
         self.hands_left[seat] = [str(c) for c in cards]
         pts = self.deck.points_of(cards)
@@ -658,13 +786,21 @@ class Referee:
                 "presses": list(self.presses),
             }
         )
-        msgs = [f"round {self.round_no} to {self.name(won)}: " + self._gained_text(gained)]
+        msgs = [
+            _("round {round} to {player}: {gains}").format(
+                round=self.round_no, player=self.name(won), gains=self._gained_text(gained)
+            )
+        ]
         winners, gone = decide(
             self.mode, self.scores, self.target, self.active_seats(), self.team_of
         )
         for s in gone:
             self.active[s] = False
-            msgs.append(f"{self.name(s)} reaches {self.target} and is out")
+            msgs.append(
+                _("{player} reaches {target} and is out").format(
+                    player=self.name(s), target=self.target
+                )
+            )
         self.game_winners = list(winners)
         self.round = None
         if winners:
@@ -674,16 +810,22 @@ class Referee:
             self.round_no += 1
             self.dealer = won if self.active[won] else self.active_seats()[0]
             self.phase = "deal"
-            msgs.append(f"round {self.round_no}: {self.name(self.dealer)} deals")
+            msgs.append(
+                _("round {round}: {dealer} deals").format(
+                    round=self.round_no, dealer=self.name(self.dealer)
+                )
+            )
         return msgs
 
     def _gained_text(self, gained: list[int]) -> str:
         parts = [f"{self.name(s)} +{g}" for s, g in enumerate(gained) if g]
-        return ", ".join(parts) if parts else "no points"
+        return ", ".join(parts) if parts else _("no points")
 
     def _winner_text(self) -> str:
         names = " & ".join(self.name(s) for s in self.game_winners)
-        return f"game over: {names} win{'s' if len(self.game_winners) == 1 else ''}"
+        return ngettext(
+            "game over: {names} wins", "game over: {names} win", len(self.game_winners)
+        ).format(names=names)
 
     # -- views ------------------------------------------------------------------------------
     def scoreboard(self) -> list[str]:
@@ -694,26 +836,42 @@ class Referee:
             order = sorted(range(len(self.players)), key=lambda s: (self.scores[s], s))
         width = max(len(p) for p in self.players)
         for s in order:
-            out = "" if self.active[s] else "  (out)"
+            out = "" if self.active[s] else "  " + _("(out)")
             lines.append(f"  {self.name(s):<{width}}  {self.scores[s]:>4}{out}")
         return lines
 
     def status(self) -> list[str]:
         """A few lines describing the table now."""
+        phase = {
+            "deal": _("deal"),
+            "play": _("play"),
+            "score": _("score"),
+            "over": _("over"),
+        }[self.phase]
         lines = [
-            f"round {self.round_no} ({self.phase}), {self.mode} mode, game to {self.target} points"
+            _("round {round} ({phase}), {mode} mode, game to {target} points").format(
+                round=self.round_no, phase=phase, mode=self.mode, target=self.target
+            )
         ]
         if self.phase in ("play", "score") and self.round is not None:
-            arrow = "left (clockwise)" if self.direction == 1 else "right (counter-clockwise)"
-            colour = COLOR_NAMES.get(self.color or "", "-")
-            lines.append(f"top {self.top}, colour {colour}, play goes {arrow}")
+            arrow = _("left (clockwise)") if self.direction == 1 else _("right (counter-clockwise)")
+            lines.append(
+                _("top {card}, colour {colour}, play goes {way}").format(
+                    card=shown(self.round.top), colour=colour_name(self.color), way=arrow
+                )
+            )
             for s in self.active_seats():
                 mark = ">" if s == self.turn and self.phase == "play" else " "
                 lines.append(
-                    f" {mark}{self.name(s)}: {plural(self.hand[s], 'card')}, "
-                    f"fired {self.fired[s]} in {plural(self.presses[s], 'press')}"
+                    f" {mark}"
+                    + _("{player}: {cards}, fired {fired} in {presses}").format(
+                        player=self.name(s),
+                        cards=plural(self.hand[s], "card"),
+                        fired=self.fired[s],
+                        presses=plural(self.presses[s], "press"),
+                    )
                 )
-            lines.extend(f"  owed: {line}" for line in self.owes())
+            lines.extend("  " + _("owed: {owes}").format(owes=line) for line in self.owes())
         lines.extend(self.scoreboard())
         return lines
 
@@ -722,8 +880,7 @@ class Referee:
         if self.phase != "play" or self.round is None:
             return []
         return [
-            f"{self.name(due.seat)} {self._owes_phrase(due.kind, due.n)}"
-            for due in self.round.pending
+            self._owes_phrase(self.name(due.seat), due.kind, due.n) for due in self.round.pending
         ]
 
     def summary(self) -> dict[str, Any]:
@@ -834,30 +991,41 @@ class Referee:
 
     def _phase_hint(self) -> str:
         if self.phase == "deal":
-            return f"round {self.round_no} has not started: type the card turned up"
+            return _("round {round} has not started: type the card turned up").format(
+                round=self.round_no
+            )
         if self.phase == "score":
-            return "the round is over: enter the cards left in each hand"
+            return _("the round is over: enter the cards left in each hand")
         if self.phase == "over":
-            return "the game is over"
-        return "not now"
+            return _("the game is over")
+        return _("not now")
 
     def _taking_hint(self) -> str:
         who = self.name(self.taking or 0)
         if self.classic:
-            return f"{who}'s card is coming from the launcher first"
-        return f"{who} is hitting: press the button (or `undo`)"
+            return _("{player}'s card is coming from the launcher first").format(player=who)
+        return _("{player} is hitting: press the button (or `undo`)").format(player=who)
 
     @staticmethod
-    def _owes_phrase(kind: str, n: int) -> str:
+    def _owes_phrase(player: str, kind: str, n: int) -> str:
+        """`Bob must hit 2 more times`: what `player` owes, a whole phrase (word order differs)."""
         if kind == "draws":
-            return "draws 1 more card" if n == 1 else f"draws {n} more cards"
-        if kind == "until_fire":
-            return "must hit until cards fire"
-        return "must hit once more" if n == 1 else f"must hit {n} more times"
+            said = ngettext("{player} draws {n} more card", "{player} draws {n} more cards", n)
+        elif kind == "until_fire":
+            said = _("{player} must hit until cards fire")
+        elif n == 1:
+            said = _("{player} must hit once more")
+        else:
+            said = ngettext(
+                "{player} must hit {n} more time", "{player} must hit {n} more times", n
+            )
+        return said.format(player=player, n=n)
 
     def _check_in_deck(self, card: Card) -> None:
         if card not in self.deck.counts:
-            raise RuleError(f"`{card}` is not in the {self.deck.name} deck")
+            raise RuleError(
+                _("`{card}` is not in the {deck} deck").format(card=card, deck=self.deck.name)
+            )
 
     def _apply(self, step: Callable[[], None]) -> None:
         """Run a step of the round (a refused one changes nothing); its RuleError is worded
@@ -865,16 +1033,24 @@ class Referee:
         try:
             step()
         except RuleError as exc:
-            raise RuleError(self._reworded(str(exc))) from None
+            raise RuleError(self._reworded(exc)) from None
 
-    def _reworded(self, text: str) -> str:
-        text = self.named(text)
+    def _reworded(self, exc: RuleError) -> str:
+        text = self.named(str(exc))
+
         top = self.round.top if self.round is not None else None
-        if top is not None and "does not match" in text:
-            colour = COLOR_NAMES.get(self.color or "", "?")
-            face = "" if top.is_wild else f", a {top.face}"
-            card = text.split(" ", 1)[0]
-            return f"{card} does not go on {top} ({colour}): play a {colour} card{face} or a wild"
+        if top is not None and isinstance(exc, NoMatch):
+            said = (
+                _("{card} does not go on {top} ({colour}): play a {colour} card or a wild")
+                if top.is_wild
+                else _(
+                    "{card} does not go on {top} ({colour}): play a {colour} card, a {face} or a "
+                    "wild"
+                )
+            )
+            return said.format(
+                card=exc.card, top=top, colour=colour_name(self.color, "?"), face=top.face
+            )
         return text
 
     def _snapshot(self) -> dict[str, Any]:
@@ -893,7 +1069,7 @@ class Referee:
         assert rnd is not None
         out: list[int] = []
         seat = start
-        for _ in range(len(self.players)):
+        for _step in range(len(self.players)):
             if seat == end:
                 break
             out.append(seat)
@@ -907,20 +1083,30 @@ class Referee:
         msgs: list[str] = []
         reversed_ = rnd.direction != before["direction"]
         if reversed_ and len(rnd.seats) > 2:
-            msgs.append("direction reversed")
+            msgs.append(_("direction reversed"))
         start = seat if reversed_ or not before["bonus"] else before["origin"]
         owing = {d.seat for d in rnd.pending}
         if rnd.winner is None:
             # The seats passed over: up to the turn, or in a bonus turn up to the last skipped.
             end = rnd.next_seat(rnd.origin) if rnd.bonus else rnd.turn
             skipped = self._walk(rnd.next_seat(start), end)
-            msgs.extend(f"{self.name(s)} is skipped" for s in skipped if s not in owing)
+            msgs.extend(
+                _("{player} is skipped").format(player=self.name(s))
+                for s in skipped
+                if s not in owing
+            )
         if target is not None and rnd.top.face == "TH":
-            msgs.append(f"{self.name(seat)} and {self.name(target)} trade hands")
+            msgs.append(
+                _("{player} and {other} trade hands").format(
+                    player=self.name(seat), other=self.name(target)
+                )
+            )
         if rnd.winner is not None:
-            msgs.append(f"{self.name(seat)} is out!")
+            msgs.append(_("{player} is out!").format(player=self.name(seat)))
         elif rnd.bonus:
-            msgs.append(f"{self.name(seat)} may play one more card (or `pass`)")
+            msgs.append(
+                _("{player} may play one more card (or `pass`)").format(player=self.name(seat))
+            )
         if [(d.seat, d.kind, d.n) for d in rnd.pending] != before["pending"]:
             msgs.extend(self._owed_msgs(str(rnd.top)))
         return msgs
@@ -931,12 +1117,20 @@ class Referee:
         who = self.name(seat)
         if before["pending"] and len(rnd.pending) == len(before["pending"]):
             due = rnd.pending[0]  # the same obligation, not served yet
-            return [f"{who} {self._owes_phrase(due.kind, due.n)}"]
+            return [self._owes_phrase(who, due.kind, due.n)]
         if self.taking == seat:  # classic: the card did not come
-            return [f"{who} still draws 1 card: it comes after `clear` (jam) or `load N`"]
+            return [
+                _("{player} still draws 1 card: it comes after `clear` (jam) or `load N`").format(
+                    player=who
+                )
+            ]
         if rnd.fired_play and rnd.turn == seat and not rnd.pending:
-            what = "the drawn card" if self.classic else "a card the launcher fired"
-            return [f"{who} may play {what}, or `pass`"]
+            said = (
+                _("{player} may play the drawn card, or `pass`")
+                if self.classic
+                else _("{player} may play a card the launcher fired, or `pass`")
+            )
+            return [said.format(player=who)]
         return self._owed_msgs("")
 
     def _owed_msgs(self, why: str) -> list[str]:
@@ -945,11 +1139,15 @@ class Referee:
             return []
         due = rnd.pending[0]
         if rnd.answerable() and self.classic:
-            return [f"{self.name(due.seat)} must {self._answer_hint()}"]
+            return [
+                _("{player} must {choices}").format(
+                    player=self.name(due.seat), choices=self._answer_hint()
+                )
+            ]
         reason = f" ({why})" if why else ""
         if due.face is None:
             reason = " (UNO)"
-        return [f"{self.name(due.seat)} {self._owes_phrase(due.kind, due.n)}{reason}"]
+        return [self._owes_phrase(self.name(due.seat), due.kind, due.n) + reason]
 
     def _maybe_end_round(self) -> list[str]:
         rnd = self.round
@@ -957,7 +1155,12 @@ class Referee:
             return []
         self.phase = "score"
         self.taking = None
-        msgs = [f"round {self.round_no} is over: {self.name(rnd.winner or 0)} went out"]
+        msgs = [
+            _("round {round} is over: {player} went out").format(
+                round=self.round_no, player=self.name(rnd.winner or 0)
+            )
+        ]
+
         if not self.to_enter():  # nobody else holds cards (cannot happen at a real table)
             msgs.extend(self._score_round())
         return msgs

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
 from engine.errors import InputError
+from i18n import _
 
 PRESET_NAMES: tuple[str, ...] = ("attack", "attack-1998", "classic")
 # Effects a WC (Wild Customizable) may be bound to by `custom_wild_effect`.
@@ -97,20 +98,34 @@ def rules_for(preset: str, players: int = 4, **options: object) -> Rules:
     Attack preset.
     """
     if preset not in PRESET_NAMES:
-        raise InputError(f"unknown preset `{preset}`: use {', '.join(PRESET_NAMES)}")
+        raise InputError(
+            _("unknown preset `{preset}`: use {presets}").format(
+                preset=preset, presets=", ".join(PRESET_NAMES)
+            )
+        )
     if isinstance(players, bool) or not isinstance(players, int):
-        raise InputError(f"players must be a whole number from {MIN_PLAYERS} to {MAX_PLAYERS}")
+        raise InputError(
+            _("players must be a whole number from {low} to {high}").format(
+                low=MIN_PLAYERS, high=MAX_PLAYERS
+            )
+        )
     low, high = player_range(preset)
     if not low <= players <= high:
-        raise InputError(f"players = {players}: from {low} to {high} for {preset}")
+        raise InputError(
+            _("players = {players}: from {low} to {high} for {preset}").format(
+                players=players, low=low, high=high, preset=preset
+            )
+        )
     values: dict[str, object] = dict(PRESET_DEFAULTS[preset])
     for name, value in options.items():
         _check_option(name, value)
         values[name] = value.upper() if name == "custom_wild_effect" else value  # type: ignore[union-attr]
     if values.get("draw_until_playable") and preset != "classic":
-        raise InputError("draw_until_playable is a classic rule: use it with preset classic")
+        raise InputError(_("draw_until_playable is a classic rule: use it with preset classic"))
     if values.get("play_fired_card") and preset == "classic":
-        raise InputError("play_fired_card is an Attack rule (classic plays the drawn card anyway)")
+        raise InputError(
+            _("play_fired_card is an Attack rule (classic plays the drawn card anyway)")
+        )
     return Rules(preset=preset, **values)  # type: ignore[arg-type]
 
 
@@ -120,7 +135,9 @@ def parse_option(text: str, flag: str = "--option") -> tuple[str, object]:
     name, sep, raw = text.partition("=")
     name = name.strip()
     if not sep or not name:
-        raise InputError(f"{flag} {text!r}: write NAME=VALUE, e.g. stacking=true")
+        raise InputError(
+            _("{flag} {text!r}: write NAME=VALUE, e.g. stacking=true").format(flag=flag, text=text)
+        )
     return name, parse_value(raw)
 
 
@@ -141,17 +158,26 @@ def rules_from_mapping(preset: str, players: int, options: Mapping[str, object])
 
 def _check_option(name: str, value: object) -> None:
     if name not in OPTION_NAMES:
-        raise InputError(f"unknown rule option `{name}`: allowed are {', '.join(OPTION_NAMES)}")
+        raise InputError(
+            _("unknown rule option `{name}`: allowed are {names}").format(
+                name=name, names=", ".join(OPTION_NAMES)
+            )
+        )
     if name == "custom_wild_effect":
         if not isinstance(value, str) or value.upper() not in CUSTOM_WILD_EFFECTS:
             raise InputError(
-                f"custom_wild_effect = {value!r}: one of {', '.join(CUSTOM_WILD_EFFECTS)}"
+                _("{name} = {value!r}: one of {allowed}").format(
+                    name=name, value=value, allowed=", ".join(CUSTOM_WILD_EFFECTS)
+                )
             )
-    elif name == "uno_penalty":
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10:
-            raise InputError(f"uno_penalty = {value!r}: a whole number from 0 to 10")
-    elif name == "hand_size":
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
-            raise InputError(f"hand_size = {value!r}: a whole number from 1 to 20")
+    elif name in ("uno_penalty", "hand_size"):
+        most = 10 if name == "uno_penalty" else 20
+        least = 0 if name == "uno_penalty" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            raise InputError(
+                _("{name} = {value!r}: a whole number from {low} to {high}").format(
+                    name=name, value=value, low=least, high=most
+                )
+            )
     elif not isinstance(value, bool):
-        raise InputError(f"{name} = {value!r}: true or false")
+        raise InputError(_("{name} = {value!r}: true or false").format(name=name, value=value))

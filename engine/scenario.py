@@ -23,6 +23,7 @@ from engine.game import Action, Round
 from engine.launchers import ScriptedLauncher
 from engine.rules import PRESET_NAMES, rules_for
 from firmware import textfile
+from i18n import _
 
 TOP_KEYS = ("deck", "rules", "players", "dealer", "seed", "options", "start", "actions")
 START_KEYS = ("hands", "top", "color", "turn", "direction", "launcher", "pile")
@@ -294,10 +295,14 @@ def register(subparsers: Any) -> None:
     """Add `unoattack scenario FILE [--json]`."""
     parser = subparsers.add_parser(
         "scenario",
-        help="replay a TOML scenario and print the resulting state",
-        description="Replay a scenario (docs/scenarios.md) and print the resulting round state. "
-        "Exit 1 with the error and state when an action is illegal, 2 for a malformed file.",
+        help=_("replay a TOML scenario and print the resulting state"),
+        description=_(
+            "Replay a scenario (docs/scenarios.md) and print the resulting round state. "
+            "Exit 1 with the error and state when an action is illegal, 2 for a malformed file."
+        ),
     )
-    parser.add_argument("file", metavar="FILE.toml", help="the scenario file")
-    parser.add_argument("--json", action="store_true", help="one line of JSON (default: indented)")
+    parser.add_argument("file", metavar="FILE.toml", help=_("the scenario file"))
+    parser.add_argument(
+        "--json", action="store_true", help=_("one line of JSON (default: indented)")
+    )
     parser.set_defaults(func=_handler)

@@ -31,8 +31,11 @@ from engine.executors import (
 from engine.game import SCORING_MODES, Game, Round
 from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
+from engine.words import plural
 from firmware.commandline import whole_number
 from firmware.jam import JamModel, JamParams
+from i18n import _, number
+from i18n.layout import columns
 
 # Bug guards: no sane round needs this many actions, no sane game this many rounds.
 MAX_ACTIONS_PER_ROUND = 20_000
@@ -283,7 +286,7 @@ def run_sim(
     tasks = blocks(settings, executor.workers, keep_rows=keep_rows)
     results = executor.run(play_block, tasks)
     try:
-        for _, block_stats in results:
+        for _block, block_stats in results:
             stats.merge(block_stats)
             if progress is not None:
                 progress(stats.games, settings.games)
@@ -411,34 +414,55 @@ def build_settings(
     `players` in a sweep file), so both say the same thing about the same mistake.
     """
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise InputError(f"{flag('players')} {players}: from {MIN_PLAYERS} to {MAX_PLAYERS}")
+        raise InputError(
+            _("{flag} {players}: from {low} to {high}").format(
+                flag=flag("players"), players=players, low=MIN_PLAYERS, high=MAX_PLAYERS
+            )
+        )
     if not 1 <= games <= MAX_GAMES:
-        raise InputError(f"{flag('games')} {games}: from 1 to {MAX_GAMES}")
+        raise InputError(
+            _("{flag} {games}: from 1 to {high}").format(
+                flag=flag("games"), games=games, high=MAX_GAMES
+            )
+        )
     if target < 1:
-        raise InputError(f"{flag('target')} {target}: at least 1 point")
+        raise InputError(
+            _("{flag} {target}: at least 1 point").format(flag=flag("target"), target=target)
+        )
     if mode not in SCORING_MODES:
-        raise InputError(f"unknown {flag('mode')} `{mode}`: use {', '.join(SCORING_MODES)}")
+        raise InputError(
+            _("unknown {flag} `{mode}`: use {modes}").format(
+                flag=flag("mode"), mode=mode, modes=", ".join(SCORING_MODES)
+            )
+        )
     names = [n.strip().lower() for n in bots]
     for name in names:
         if name not in BOTS:
-            raise InputError(f"unknown bot `{name}`: use {', '.join(BOTS)}")
+            raise InputError(
+                _("unknown bot `{name}`: use {bots}").format(name=name, bots=", ".join(BOTS))
+            )
     if len(names) == 1:
         names *= players
     elif len(names) != players:
         raise InputError(
-            f"{flag('bots')} lists {len(names)} bots for {players} players: give one or {players}"
+            _("{flag} lists {count} bots for {players} players: give one or {players}").format(
+                flag=flag("bots"), count=len(names), players=players
+            )
         )
     try:
         the_deck = load_deck(deck)
     except UnicodeDecodeError:
-        raise InputError(f"{deck}: not a text deck file (UTF-8 TOML)") from None
+        raise InputError(_("{deck}: not a text deck file (UTF-8 TOML)").format(deck=deck)) from None
     preset = rules or (deck if deck in PRESETS else "attack")
     # Build the rules once so any bad combination fails before the run starts.
     rules_for(preset, players, **dict(options))
     if mode == "teams" and (players % 2 or players < 4):
         raise InputError(
-            f"{flag('mode')} teams needs an even number of players, 4 or more, not {players}"
+            _("{flag} teams needs an even number of players, 4 or more, not {players}").format(
+                flag=flag("mode"), players=players
+            )
         )
+
     return SimSettings(
         players=players,
         games=games,
@@ -466,14 +490,16 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         type=whole_number,
         default=None,
         metavar="N",
-        help="worker processes (default: every core); results are the same for any N",
+        help=_("worker processes (default: every core); results are the same for any N"),
     )
     p.add_argument(
         "--executor",
         default="local",
         metavar="SPEC",
-        help="local (default: processes on this machine) or dask://HOST:PORT (a Dask "
-        "scheduler; needs the dask extra)",
+        help=_(
+            "local (default: processes on this machine) or dask://HOST:PORT (a Dask "
+            "scheduler; needs the dask extra)"
+        ),
     )
 
 
@@ -481,41 +507,52 @@ def register(subparsers: Any) -> None:
     """Add the `sim` subcommand."""
     p = subparsers.add_parser(
         "sim",
-        help="simulate many games between bots",
-        description="Play whole games between bots with the virtual launcher; print statistics. "
-        "Ctrl-C stops the run and still reports the games finished (exit 130).",
+        help=_("simulate many games between bots"),
+        description=_(
+            "Play whole games between bots with the virtual launcher; print statistics. "
+            "Ctrl-C stops the run and still reports the games finished (exit 130)."
+        ),
     )
-    p.add_argument("--players", type=whole_number, default=4, help="seats, 2..10 (default 4)")
-    p.add_argument("--games", type=whole_number, default=100, help="games to play (default 100)")
-    p.add_argument("--seed", type=whole_number, default=0, help="seed of the whole run (default 0)")
+    p.add_argument("--players", type=whole_number, default=4, help=_("seats, 2..10 (default 4)"))
+    p.add_argument("--games", type=whole_number, default=100, help=_("games to play (default 100)"))
+    p.add_argument(
+        "--seed", type=whole_number, default=0, help=_("seed of the whole run (default 0)")
+    )
     p.add_argument(
         "--deck",
         default="attack",
         metavar="PRESET",
-        help="attack (default), attack-1998, classic, or a deck TOML file",
+        help=_("attack (default), attack-1998, classic, or a deck TOML file"),
     )
     p.add_argument(
         "--rules",
         default=None,
         metavar="PRESET",
-        help="rule preset for a deck file (default: the deck preset, or attack)",
+        help=_("rule preset for a deck file (default: the deck preset, or attack)"),
     )
-    p.add_argument("--mode", default="target", help=f"scoring: {', '.join(SCORING_MODES)}")
-    p.add_argument("--target", type=whole_number, default=500, help="points that end a game (500)")
+    p.add_argument(
+        "--mode",
+        default="target",
+        help=_("scoring: {modes}").format(modes=", ".join(SCORING_MODES)),
+    )
+
+    p.add_argument(
+        "--target", type=whole_number, default=500, help=_("points that end a game (500)")
+    )
     p.add_argument(
         "--bots",
         default="heuristic",
-        help="one bot for every seat or a comma list, one per seat: heuristic, random",
+        help=_("one bot for every seat or a comma list, one per seat: heuristic, random"),
     )
     p.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="rule option, e.g. stacking=true (repeatable)",
+        help=_("rule option, e.g. stacking=true (repeatable)"),
     )
     add_run_arguments(p)
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     p.set_defaults(func=run)
 
 
@@ -612,30 +649,52 @@ def run(args: argparse.Namespace) -> int:
 def format_table(data: dict[str, Any], *, asked: int | None = None) -> str:
     """The human-readable report (`asked`: games requested, named when Ctrl-C cut the run)."""
     lines = [
-        f"{data['games']} games, {data['rounds']} rounds: {data['players']} players, "
-        f"{data['deck']} deck, {data['mode']} to {data['target']}, seed {data['seed']}",
+        _(
+            "{games}, {rounds}: {players} players, {deck} deck, {mode} to {target}, seed {seed}"
+        ).format(
+            games=plural(data["games"], "game"),
+            rounds=plural(data["rounds"], "round"),
+            players=data["players"],
+            deck=data["deck"],
+            mode=data["mode"],
+            target=data["target"],
+            seed=data["seed"],
+        ),
         "",
-        f"{'seat':<6}{'bot':<11}{'games won':>10}{'rounds won':>12}{'points':>10}",
     ]
+    rows = [[_("seat"), _("bot"), _("games won"), _("rounds won"), _("points")]]
     for seat, bot in enumerate(data["bots"]):
-        lines.append(
-            f"{seat:<6}{bot:<11}{data['wins'][seat]:>10}{data['round_wins'][seat]:>12}"
-            f"{data['points_scored'][seat]:>10}"
+        rows.append(
+            [str(seat), bot]
+            + [number(data[k][seat]) for k in ("wins", "round_wins", "points_scored")]
         )
-    lines += [
-        "",
-        f"mean rounds per game  {data['mean_rounds_per_game']:.2f}",
-        f"mean turns per round  {data['mean_turns_per_round']:.2f}",
-        f"hits                  {data['hits']} ({data['dry_hits']} dry)",
-        f"cards fired           {data['cards_fired']}",
+    lines += columns(rows, right={2, 3, 4})
+    stats = [
+        [_("mean rounds per game"), number(data["mean_rounds_per_game"], 2)],
+        [_("mean turns per round"), number(data["mean_turns_per_round"], 2)],
+        [
+            _("hits"),
+            _("{hits} ({dry} dry)").format(hits=number(data["hits"]), dry=number(data["dry_hits"])),
+        ],
+        [_("cards fired"), number(data["cards_fired"])],
     ]
     if "launcher_decided" in data:
-        lines.append(
-            f"launcher decided      {data['launcher_decided']} rounds "
-            "(fired at a player on one card who then lost the round)"
+        stats.append(
+            [
+                _("launcher decided"),
+                _("{rounds} (fired at a player on one card who then lost the round)").format(
+                    rounds=plural(data["launcher_decided"], "round")
+                ),
+            ]
         )
-    lines.append(f"elapsed               {data['elapsed_s']:.2f} s")
+    stats.append([_("elapsed"), _("{seconds} s").format(seconds=number(data["elapsed_s"], 2))])
+    lines += ["", *columns(stats)]
     if data.get("interrupted"):
-        of = f" of {asked}" if asked is not None else ""
-        lines.append(f"interrupted by Ctrl-C after {data['games']}{of} games")
+        if asked is not None:
+            said = _("interrupted by Ctrl-C after {done} of {games}")
+        else:
+            said = _("interrupted by Ctrl-C after {games}")
+        lines.append(
+            said.format(done=number(data["games"]), games=plural(asked or data["games"], "game"))
+        )
     return "\n".join(lines)

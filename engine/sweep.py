@@ -53,10 +53,13 @@ from engine.sim import (
     open_executor,
     play_block,
 )
+from engine.words import plural
 from firmware import config as box_config
 from firmware.commandline import whole_number
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
+from i18n import _, number
+from i18n.layout import columns
 
 MAX_SETTINGS = 10_000
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -96,9 +99,17 @@ def check_value(key: str, value: object, where: str) -> object:
     if key.startswith("jam."):
         name = key[4:]
         if name == "seed":
-            raise InputError(f"{shown}: not a sweep key; every game seeds the launcher (use seed)")
+            raise InputError(
+                _("{shown}: not a sweep key; every game seeds the launcher (use seed)").format(
+                    shown=shown
+                )
+            )
         if name not in JAM_KEYS:
-            raise InputError(f"{shown}: unknown jam key; allowed: {', '.join(JAM_KEYS)}")
+            raise InputError(
+                _("{shown}: unknown jam key; allowed: {jam_keys}").format(
+                    shown=shown, jam_keys=", ".join(JAM_KEYS)
+                )
+            )
         try:
             from_mapping({name: value})  # the jam model's own check of one value
         except ValueError as exc:
@@ -107,17 +118,23 @@ def check_value(key: str, value: object, where: str) -> object:
     if key.startswith("option."):
         name = key[7:]
         if name not in OPTION_NAMES:
-            raise InputError(f"{shown}: unknown rule option; allowed: {', '.join(OPTION_NAMES)}")
+            raise InputError(
+                _("{shown}: unknown rule option; allowed: {option_names}").format(
+                    shown=shown, option_names=", ".join(OPTION_NAMES)
+                )
+            )
         if not isinstance(value, bool | int | str):
-            raise InputError(f"{shown}: true, false, a whole number or a name")
+            raise InputError(
+                _("{shown}: true, false, a whole number or a name").format(shown=shown)
+            )
         return value
     if key in ("players", "target"):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(f"{shown}: a whole number")
+            raise InputError(_("{shown}: a whole number").format(shown=shown))
         return value
     if key in ("deck", "mode", "config", "label") or (key == "rules" and value is not None):
         if not isinstance(value, str) or not value.strip():
-            raise InputError(f"{shown}: a name (text)")
+            raise InputError(_("{shown}: a name (text)").format(shown=shown))
         return value.strip()
     if key == "bots":
         names: Sequence[object]
@@ -128,11 +145,13 @@ def check_value(key: str, value: object, where: str) -> object:
         else:
             names = ()
         if not names or not all(isinstance(n, str) and n.strip() for n in names):
-            raise InputError(f"{shown}: one bot name, or a list of one per seat")
+            raise InputError(
+                _("{shown}: one bot name, or a list of one per seat").format(shown=shown)
+            )
         return tuple(str(n).strip().lower() for n in names)
     if key in ("turn_seconds", "press_seconds"):
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
-            raise InputError(f"{shown}: seconds from 0 to 3600")
+            raise InputError(_("{shown}: seconds from 0 to 3600").format(shown=shown))
         return float(value)
     if key == "rules":
         return None
@@ -152,7 +171,11 @@ def flatten(table: Mapping[str, object], where: str) -> dict[str, object]:
                 )
             for sub, inner in value.items():
                 if isinstance(inner, Mapping):
-                    raise InputError(f"{where}{key}.{sub}: one value, not a table")
+                    raise InputError(
+                        _("{where}{key}.{sub}: one value, not a table").format(
+                            where=where, key=key, sub=sub
+                        )
+                    )
                 flat[f"{key}.{sub}"] = inner
         else:
             flat[key] = value
@@ -177,17 +200,19 @@ def read_file(path: str) -> SweepSpec:
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(f"{path}: no such sweep file") from None
+        raise InputError(_("{path}: no such sweep file").format(path=path)) from None
     except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a sweep file") from None
+        raise InputError(_("{path}: is a directory, not a sweep file").format(path=path)) from None
     except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file (a sweep file is UTF-8 TOML)") from None
+        raise InputError(
+            _("{path}: not a text file (a sweep file is UTF-8 TOML)").format(path=path)
+        ) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from None
+        raise InputError(_("{path}: not valid TOML: {exc}").format(path=path, exc=exc)) from None
     spec = SweepSpec(source=path)
     for key in doc:
         if key not in FILE_KEYS:
@@ -203,26 +228,30 @@ def read_file(path: str) -> SweepSpec:
             setattr(spec, key, value)
     base = doc.get("base", {})
     if not isinstance(base, Mapping):
-        raise InputError(f"{path}: base must be a table ([base])")
+        raise InputError(_("{path}: base must be a table ([base])").format(path=path))
     folder = p.parent
     spec.base = _checked(flatten(base, f"{path}: [base] "), f"{path}: [base] ", folder)
     grid = doc.get("grid", {})
     if not isinstance(grid, Mapping):
-        raise InputError(f"{path}: grid must be a table ([grid])")
+        raise InputError(_("{path}: grid must be a table ([grid])").format(path=path))
     spec.grid = {}
     for key, values in flatten(grid, f"{path}: [grid] ").items():
         choices = _alternatives(key, values, f"{path}: [grid] ")
         spec.grid[key] = [_relative(key, v, folder) for v in choices]
     entries = doc.get("setting", [])
     if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
-        raise InputError(f"{path}: setting must be tables ([[setting]])")
+        raise InputError(_("{path}: setting must be tables ([[setting]])").format(path=path))
     spec.entries = []
     for i, entry in enumerate(entries, 1):
         where = f"{path}: [[setting]] {i}: "
         flat = _checked(flatten(entry, where), where, folder)
         for key in flat:
             if key in spec.grid:
-                raise InputError(f"{where}{key} is also in [grid]: give it in one place")
+                raise InputError(
+                    _("{where}{key} is also in [grid]: give it in one place").format(
+                        where=where, key=key
+                    )
+                )
         spec.entries.append(flat)
     return spec
 
@@ -247,7 +276,9 @@ def _relative(key: str, value: object, folder: Path | None) -> object:
 
 def _alternatives(key: str, values: object, where: str) -> list[object]:
     if key == "label":
-        raise InputError(f"{where}label: name a setting in [[setting]], not in [grid]")
+        raise InputError(
+            _("{where}label: name a setting in [[setting]], not in [grid]").format(where=where)
+        )
     example = "[[1, 2], [3]]" if key in LIST_KEYS else "[0.1, 0.2]"
     if not isinstance(values, list) or not values:
         raise InputError(
@@ -264,12 +295,20 @@ def parse_assignment(text: str, option: str, *, alternatives: bool) -> tuple[str
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key or not raw.strip():
-        raise InputError(f"{option} {text!r}: write KEY=VALUE, e.g. jam.base=0.3")
+        raise InputError(
+            _("{option} {text!r}: write KEY=VALUE, e.g. jam.base=0.3").format(
+                option=option, text=text
+            )
+        )
     where = f"{option} "
     if alternatives:
         parts = [p for p in raw.split(",")]
         if any(not p.strip() for p in parts):
-            raise InputError(f"{option} {text!r}: a comma list of values, e.g. jam.base=0.1,0.3")
+            raise InputError(
+                _("{option} {text!r}: a comma list of values, e.g. jam.base=0.1,0.3").format(
+                    option=option, text=text
+                )
+            )
     else:
         parts = [raw]
     values: list[object] = []
@@ -319,9 +358,17 @@ def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.loa
     entries = spec.entries or [{}]
     count = len(entries) * math.prod(len(v) for v in grid.values())
     if count > MAX_SETTINGS:
-        raise InputError(f"{spec.source}: {count} settings: at most {MAX_SETTINGS}")
+        raise InputError(
+            _("{source}: {count} settings: at most {MAX_SETTINGS}").format(
+                source=spec.source, count=count, MAX_SETTINGS=MAX_SETTINGS
+            )
+        )
     if not 1 <= spec.games <= MAX_GAMES:
-        raise InputError(f"games {spec.games}: from 1 to {MAX_GAMES} per setting")
+        raise InputError(
+            _("games {games}: from 1 to {MAX_GAMES} per setting").format(
+                games=spec.games, MAX_GAMES=MAX_GAMES
+            )
+        )
     if count * spec.games > MAX_GAMES:
         raise InputError(
             f"{count} settings of {spec.games} games: at most {MAX_GAMES} games in all"
@@ -663,35 +710,73 @@ def _write(path: str, text: str) -> None:
 
 def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) -> str:
     """The human-readable report: one line per setting finished."""
-    head = (
-        f"{'#':>3}  {'setting':<30}{'rounds':>7}{'turns':>7}{'presses':>8}{'cards':>7}"
-        f"{'min':>6}{'dry':>5}{'c/hit':>6}{'decided':>8}  wins"
-    )
-    lines = [head]
+    rows = [
+        [
+            "#",
+            _("setting"),
+            _("rounds"),
+            _("turns"),
+            _("presses"),
+            _("cards"),
+            _("min"),
+            _("dry"),
+            _("c/hit"),
+            _("decided"),
+            _("wins"),
+        ]
+    ]
+
+    def share(value: float) -> str:
+        return _("{percent}%").format(percent=number(round(value * 100)))
+
     for data in summaries:
         per, hits = data["per_game"], data["hits"]
-        dry = "-" if hits["dry_share"] is None else f"{hits['dry_share']:.0%}"
-        per_hit = "-" if hits["cards_per_hit"] is None else f"{hits['cards_per_hit']:.2f}"
-        wins = " ".join(f"{bot} {share:.0%}" for bot, share in data["wins_by_bot"].items())
+        dry = "-" if hits["dry_share"] is None else share(hits["dry_share"])
+        per_hit = "-" if hits["cards_per_hit"] is None else number(hits["cards_per_hit"], 2)
+        wins = " ".join(f"{bot} {share(s)}" for bot, s in data["wins_by_bot"].items())
         label = data["label"] if len(data["label"]) <= 29 else data["label"][:28] + "…"
-        lines.append(
-            f"{data['index']:>3}  {label:<30}{per['rounds']['mean']:>7.1f}"
-            f"{per['turns']['mean']:>7.0f}{per['presses']['mean']:>8.0f}"
-            f"{per['cards_fired']['mean']:>7.0f}{per['minutes']['mean']:>6.0f}{dry:>5}"
-            f"{per_hit:>6}{data['launcher_decided']:>8.0%}  {wins}"
+        rows.append(
+            [
+                str(data["index"]),
+                label,
+                number(per["rounds"]["mean"], 1),
+                number(per["turns"]["mean"], 0),
+                number(per["presses"]["mean"], 0),
+                number(per["cards_fired"]["mean"], 0),
+                number(per["minutes"]["mean"], 0),
+                dry,
+                per_hit,
+                share(data["launcher_decided"]),
+                wins,
+            ]
         )
+    lines = columns(rows, right={0, *range(2, 10)})
     games = result.games
     rate = games / result.elapsed_s if result.elapsed_s else 0.0
     lines += [
         "",
-        "per game (means): rounds, turns, presses, cards fired, minutes at the table (estimated)",
-        "dry: hits that fired nothing; c/hit: cards per hit; decided: rounds the launcher decided "
-        "(docs/sim.md); wins: games won per seat",
-        f"{len(summaries)} of {result.total} settings, {games} games in "
-        f"{result.elapsed_s:.1f} s ({rate:.0f} games/s)",
+        _(
+            "per game (means): rounds, turns, presses, cards fired, minutes at the table "
+            "(estimated)"
+        ),
+        _(
+            "dry: hits that fired nothing; c/hit: cards per hit; decided: rounds the launcher "
+            "decided (docs/sim.md); wins: games won per seat"
+        ),
+        _("{done} of {total} settings, {games} in {seconds} s ({rate} games/s)").format(
+            done=len(summaries),
+            total=result.total,
+            games=plural(games, "game"),
+            seconds=number(result.elapsed_s, 1),
+            rate=number(rate, 0),
+        ),
     ]
     if result.interrupted:
-        lines.append(f"interrupted by Ctrl-C: {len(summaries)} of {result.total} settings finished")
+        lines.append(
+            _("interrupted by Ctrl-C: {done} of {total} settings finished").format(
+                done=len(summaries), total=result.total
+            )
+        )
     return "\n".join(lines)
 
 
@@ -773,34 +858,38 @@ def register(subparsers: Any) -> None:
     """Add the `sweep` subcommand."""
     p = subparsers.add_parser(
         "sweep",
-        help="simulate many settings (jam model, rules, bots) to tune a box",
-        description="Play the same seeded games under every setting of a grid or a list (a TOML "
-        "file, --set and --vary) and report game length, estimated time at the table, hits, "
-        "win shares and how often the launcher decided a round. Ctrl-C stops the sweep and still "
-        "reports (and writes) the settings finished (exit 130). See docs/sim.md.",
+        help=_("simulate many settings (jam model, rules, bots) to tune a box"),
+        description=_(
+            "Play the same seeded games under every setting of a grid or a list (a TOML "
+            "file, --set and --vary) and report game length, estimated time at the table, hits, "
+            "win shares and how often the launcher decided a round. Ctrl-C stops the sweep and "
+            "still reports (and writes) the settings finished (exit 130). See docs/sim.md."
+        ),
     )
-    p.add_argument("file", nargs="?", metavar="FILE", help="sweep file (TOML), optional")
-    p.add_argument("--games", type=whole_number, default=None, help="games per setting (100)")
-    p.add_argument("--seed", type=whole_number, default=None, help="seed of every setting (0)")
+    p.add_argument("file", nargs="?", metavar="FILE", help=_("sweep file (TOML), optional"))
+    p.add_argument("--games", type=whole_number, default=None, help=_("games per setting (100)"))
+    p.add_argument("--seed", type=whole_number, default=None, help=_("seed of every setting (0)"))
     p.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a value every setting shares, e.g. players=3 or jam.max_dry=6 (repeatable)",
+        help=_("a value every setting shares, e.g. players=3 or jam.max_dry=6 (repeatable)"),
     )
     p.add_argument(
         "--vary",
         action="append",
         default=[],
         metavar="KEY=V1,V2",
-        help="values to try, every combination with the other --vary keys, e.g. "
-        "jam.base=0.1,0.2,0.3 (repeatable; / separates list items: jam.pattern=0/0/3)",
+        help=_(
+            "values to try, every combination with the other --vary keys, e.g. "
+            "jam.base=0.1,0.2,0.3 (repeatable; / separates list items: jam.pattern=0/0/3)"
+        ),
     )
-    p.add_argument("--csv", metavar="FILE", help="write one row per setting to a CSV file")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the distributions per setting")
+    p.add_argument("--csv", metavar="FILE", help=_("write one row per setting to a CSV file"))
+    p.add_argument("--plot", metavar="FILE.png", help=_("draw the distributions per setting"))
     add_run_arguments(p)
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     p.set_defaults(func=run)
 
 
@@ -826,7 +915,11 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     for entry in spec.entries or []:
         for key in entry:
             if key in grid:
-                raise InputError(f"--vary {key}: also set by a [[setting]] of {spec.source}")
+                raise InputError(
+                    _("--vary {key}: also set by a [[setting]] of {source}").format(
+                        key=key, source=spec.source
+                    )
+                )
     spec.base, spec.grid = base, grid
     return spec
 
@@ -846,7 +939,11 @@ def check_outputs(args: argparse.Namespace) -> None:
         if not target:
             continue
         if Path(target).is_dir():
-            raise InputError(f"{option} {target}: is a directory; give a file name")
+            raise InputError(
+                _("{option} {target}: is a directory; give a file name").format(
+                    option=option, target=target
+                )
+            )
         folder = Path(target).parent
         if not (folder.is_dir() and os.access(folder, os.W_OK)):
             raise InputError(
@@ -890,5 +987,9 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(result, summaries))
         for label, target in (("rows", args.csv), ("plot", args.plot)):
             if target and (label == "rows" or result.finished):
-                print(f"{label} written to {target}")
+                said = (
+                    _("rows written to {path}") if label == "rows" else _("plot written to {path}")
+                )
+                print(said.format(path=target))
+
     return 130 if result.interrupted else 0  # 130: the shell's code for Ctrl-C

@@ -44,7 +44,6 @@ from engine.console import Console
 from engine.effects import effect_of
 from engine.errors import InputError, RuleError, UnoError
 from engine.referee import (
-    COLOR_NAMES,
     COLOR_WORDS,
     MODES,
     STATE_VERSION,
@@ -53,7 +52,9 @@ from engine.referee import (
     plural,
 )
 from engine.rules import parse_option
+from engine.words import colour_name
 from firmware.jam import JamParams
+from i18n import N_, _
 
 # Fire reasons that mean "nothing was pressed": the press never reached the mechanism. A press
 # refused by a latched box (`jammed`, `empty`, `fault`) says so with `planned` 0, while a burst
@@ -77,7 +78,8 @@ def refused(event: dict[str, Any]) -> bool:
     )
 
 
-HELP = """\
+# i18n: the commands (hit, uno, catch, ...) and card notation stay as they are: people type them
+HELP = N_("""\
 commands:
   CARD [COLOUR] [NAME] [N] [uno]   play a card: R5, W G, WAA B Carl (aim), RTH Bob, BDA 2 (+2 blue)
   CARD CARD ... [COLOUR]           multi_play: several cards of one face (R5 B5 G5 B)
@@ -99,14 +101,14 @@ commands:
   status | scores | undo | help | quit
 at the end of a round: the cards left in the asked hand (R5 B7 WAA), `-` for none,
 a trailing ! accepts a count that differs from the referee's.
-A question (a colour, a player, a count) is asked again until answered; an empty line cancels."""
+A question (a colour, a player, a count) is asked again until answered; an empty line cancels.""")
 
 # What a sub-prompt asks for, and the answers each kind takes.
 _ASK_HINT = {
-    "colour": "answer a colour: R, Y, G or B (an empty line cancels)",
-    "target": "answer a player's name",
-    "discards": "answer how many: 0 or more",
-    "challenge": "answer y (the WD4 was legal) or n (it was not)",
+    "colour": N_("answer a colour: R, Y, G or B (an empty line cancels)"),
+    "target": N_("answer a player's name"),
+    "discards": N_("answer how many: 0 or more"),
+    "challenge": N_("answer y (the WD4 was legal) or n (it was not)"),
 }
 
 
@@ -180,11 +182,18 @@ class TableSession:
             n = plural(int(self.dispensing["cards"]), "card")
             if self.dispensing.get("press_id") is None:
                 self.say(
-                    f"the referee stopped while sending a dispense of {n} for {who}: it counts "
-                    "when the box reports it; if the launcher never fired them, type `resend`"
+                    _(
+                        "the referee stopped while sending a dispense of {cards} for {player}: it "
+                        "counts when the box reports it; if the launcher never fired them, type "
+                        "`resend`"
+                    ).format(cards=n, player=who)
                 )
             else:
-                self.say(f"waiting for the box to report the dispense of {n} for {who}")
+                self.say(
+                    _("waiting for the box to report the dispense of {cards} for {player}").format(
+                        cards=n, player=who
+                    )
+                )
 
     # -- output -----------------------------------------------------------------------------
     def say(self, *lines: str) -> None:
@@ -200,31 +209,53 @@ class TableSession:
         ref = self.ref
         if self.asking:
             return f"{self.asking.text}> "
+        where = "[" + _("round {round}").format(round=ref.round_no) + "] "
         if ref.phase == "deal":
-            return f"[round {ref.round_no}] {ref.name(ref.dealer)} deals: card turned up> "
+            return (
+                where
+                + _("{dealer} deals: card turned up").format(dealer=ref.name(ref.dealer))
+                + "> "
+            )
         if ref.phase == "score":
             seat = ref.to_enter()[0]
             return (
-                f"[round {ref.round_no}] cards left in {ref.name(seat)}'s hand ({ref.hand[seat]})> "
+                where
+                + _("cards left in {player}'s hand ({count})").format(
+                    player=ref.name(seat), count=ref.hand[seat]
+                )
+                + "> "
             )
         if ref.phase == "over":
-            return "[game over] status, scores or quit> "
+            return "[" + _("game over") + "] " + _("status, scores or quit") + "> "
         hitter = ref.hitter()
         if hitter is not None and ref.classic:
-            return f"[round {ref.round_no}] {ref.name(hitter)}: {ref.owed()}> "
+            return where + f"{ref.name(hitter)}: {ref.owed()}> "
         if hitter is not None:
             if ref.round is not None and ref.round.answerable():
-                return f"[round {ref.round_no}] {ref.name(hitter)}: {ref.owed()}> "
-            return f"[round {ref.round_no}] {ref.name(hitter)}: {ref.owed()}, press the button> "
-        colour = COLOR_NAMES.get(ref.color or "", "-")
-        who = ref.name(ref.turn)
+                return where + f"{ref.name(hitter)}: {ref.owed()}> "
+            return (
+                where
+                + _("{player}: {owed}, press the button").format(
+                    player=ref.name(hitter), owed=ref.owed()
+                )
+                + "> "
+            )
         if ref.bonus:
-            extra = " (one more card or pass)"
+            said = _("{player} ({count}) on {card} {colour} (one more card or pass)")
         elif ref.may_play_taken():
-            extra = " (play what came, or pass)"
+            said = _("{player} ({count}) on {card} {colour} (play what came, or pass)")
         else:
-            extra = ""
-        return f"[round {ref.round_no}] {who} ({ref.hand[ref.turn]}) on {ref.top} {colour}{extra}> "
+            said = _("{player} ({count}) on {card} {colour}")
+        return (
+            where
+            + said.format(
+                player=ref.name(ref.turn),
+                count=ref.hand[ref.turn],
+                card=ref.top,
+                colour=colour_name(ref.color),
+            )
+            + "> "
+        )
 
     def view(self) -> dict[str, Any]:
         """The table's state as JSON-able data, for whoever shows it: `unoattack table --json`
@@ -264,7 +295,7 @@ class TableSession:
             if asked is not None:
                 if not text:
                     self.asking = None
-                    self.say("cancelled")
+                    self.say(_("cancelled"))
                     return True
                 problem = self._answer_problem(asked.kind, text)
                 if problem:
@@ -345,7 +376,7 @@ class TableSession:
             ok = text.lower() in ("y", "yes", "legal", "n", "no", "illegal")
         if ok:
             return None
-        hint = _ASK_HINT[kind]
+        hint = _(_ASK_HINT[kind])
         if kind == "target":
             hint += f": {', '.join(self.ref.players)}"
         return f"`{text}`: {hint}"
@@ -356,7 +387,7 @@ class TableSession:
         head = words[0].lower()
         args = words[1:]
         if head == "help":
-            self.say(HELP)
+            self.say(_(HELP))
             return None
         if head == "status":
             self.say(*ref.status())
@@ -381,7 +412,7 @@ class TableSession:
             return self._enter_hand(words)
         if head == "dealer":
             if len(args) != 1:
-                raise InputError("dealer NAME")
+                raise InputError(_("dealer NAME"))
             return ref.set_dealer(ref.seat_of(args[0]))
         if head == "hit" and not args:
             return ref.hit()
@@ -395,32 +426,36 @@ class TableSession:
             return ref.pass_turn()
         if head == "uno":
             if len(args) > 1:
-                raise InputError("uno [NAME]")
+                raise InputError(_("uno [NAME]"))
             return ref.call_uno(ref.seat_of(args[0]) if args else None)
         if head == "hand":
             if len(args) != 2 or not args[1].isdigit():
-                raise InputError("hand NAME N: NAME really holds N cards")
+                raise InputError(_("hand NAME N: NAME really holds N cards"))
             return ref.set_hand(ref.seat_of(args[0]), int(args[1]))
         if head == "catch":
             if len(args) not in (1, 2):
-                raise InputError("catch NAME [BY]: the player who did not call UNO (and who saw)")
+                raise InputError(
+                    _("catch NAME [BY]: the player who did not call UNO (and who saw)")
+                )
             accuser = ref.seat_of(args[1]) if len(args) == 2 else None
             return ref.catch(ref.seat_of(args[0]), accuser)
         if head == "jump":
             if len(args) < 2:
-                raise InputError("jump NAME CARD: NAME plays the card just played, out of turn")
+                raise InputError(_("jump NAME CARD: NAME plays the card just played, out of turn"))
             if not ref.rules.jump_in:
-                raise RuleError("jump-ins are off (rule option jump_in)")
+                raise RuleError(_("jump-ins are off (rule option jump_in)"))
             return self._card_line(args[1:], seat=ref.seat_of(args[0]))
         return self._card_line(words)
 
     def _undo(self) -> list[str]:
         if not self.history:
-            raise RuleError("nothing to undo")
+            raise RuleError(_("nothing to undo"))
         if len(self.history) <= self.undo_floor:
             raise RuleError(
-                "undo would take back cards the box has fired: correct the counts with "
-                "`hand NAME N`"
+                _(
+                    "undo would take back cards the box has fired: correct the counts with "
+                    "`hand NAME N`"
+                )
             )
         if self.box is not None and (
             self.dispensing is not None
@@ -429,29 +464,35 @@ class TableSession:
             # The launcher cannot take cards back: undoing to a state that owes a
             # dispense would dispense those cards a second time.
             raise RuleError(
-                "undo would dispense cards again: correct the counts with `hand NAME N`"
+                _("undo would dispense cards again: correct the counts with `hand NAME N`")
             )
         self.ref = Referee.from_dict(self.history.pop())
-        return ["undone: " + self.prompt().rstrip("> ")]
+        return [_("undone: {state}").format(state=self.prompt().rstrip("> "))]
 
     def _fired(self, args: list[str]) -> list[str]:
         ref = self.ref
         if self.box is not None:
-            raise RuleError("`fired` is for a table without a box: the box reports its presses")
+            raise RuleError(_("`fired` is for a table without a box: the box reports its presses"))
         if len(args) != 1 or not args[0].isdigit():
-            raise InputError("fired N: the number of cards the launcher fired (0 or more)")
+            raise InputError(_("fired N: the number of cards the launcher fired (0 or more)"))
         n = int(args[0])
         due = ref.dispense_due()
         if ref.classic and due is not None:
             if n > due[1]:
-                raise InputError(f"fired {n}: the launcher was asked for {plural(due[1], 'card')}")
+                raise InputError(
+                    _("fired {count}: the launcher was asked for {cards}").format(
+                        count=n, cards=plural(due[1], "card")
+                    )
+                )
         elif ref.phase == "play":
             room = max(0, ref.deck.total - sum(ref.hand) - 1)
             most = min(MAX_FIRED, room)
             if n > most:
                 raise InputError(
-                    f"fired {n}: one press fires 0 to {most} cards (the box's max_burst is "
-                    f"{MAX_FIRED}; {plural(room, 'card')} can be in the launcher)"
+                    _(
+                        "fired {count}: one press fires 0 to {most} cards (the box's max_burst is "
+                        "{burst}; {cards} can be in the launcher)"
+                    ).format(count=n, most=most, burst=MAX_FIRED, cards=plural(room, "card"))
                 )
         return ref.press(n)
 
@@ -459,8 +500,10 @@ class TableSession:
         ref = self.ref
         if not is_card(words[0]):
             raise InputError(
-                f"`{words[0]}` is neither a card (R5, BS, YH2, WAA, ...) nor a command: "
-                "`help` lists both"
+                _(
+                    "`{word}` is neither a card (R5, BS, YH2, WAA, ...) nor a command: `help` "
+                    "lists both"
+                ).format(word=words[0])
             )
         cards: list[Card] = [parse_card(words[0], ref.deck)]
         color: str | None = None
@@ -478,8 +521,10 @@ class TableSession:
             elif is_card(word) and not any(p.lower() == word.lower() for p in ref.players):
                 if not ref.rules.multi_play or ref.phase != "play":
                     raise RuleError(
-                        f"one card per line: `{word}` would be a second card (rule option "
-                        "multi_play is off)"
+                        _(
+                            "one card per line: `{word}` would be a second card (rule option "
+                            "multi_play is off)"
+                        ).format(word=word)
                     )
                 cards.append(parse_card(word, ref.deck))
             else:
@@ -487,21 +532,27 @@ class TableSession:
                     target = ref.seat_of(word)
                 except RuleError:
                     raise RuleError(
-                        f"`{word}` after {cards[0]}: allowed are a colour (R Y G B), a player's "
-                        "name, a number (cards discarded with a DA) or uno"
+                        _(
+                            "`{word}` after {card}: allowed are a colour (R Y G B), a player's "
+                            "name, a number (cards discarded with a DA) or uno"
+                        ).format(word=word, card=cards[0])
                     ) from None
         text = " ".join(words)
         if seat is not None:
             text = f"jump {ref.name(seat)} {text}"
         if ref.phase == "deal":
             if len(cards) > 1:
-                raise RuleError("one card is turned up")
+                raise RuleError(_("one card is turned up"))
             if cards[0].is_wild and color is None:
                 first = cards[0]
                 answers = self._tried(
                     [(c, lambda c=c: ref.copy().start_round(first, c)) for c in COLORS]
                 )
-                self._ask(text, "colour", f"{first} turned up: colour named by the first player")
+                self._ask(
+                    text,
+                    "colour",
+                    _("{card} turned up: colour named by the first player").format(card=first),
+                )
                 self._offer(answers)
                 return None
             return ref.start_round(cards[0], color)
@@ -535,12 +586,16 @@ class TableSession:
             held = ref.hand[player] if player is not None else 0
             answers = self._answers(missing, color, target, discarded, held, attempt)
             kind = missing[0]
-            colour_name = COLOR_NAMES.get(card.color or "", "")
-            question = {
-                "colour": f"colour for {' '.join(map(str, cards))} (R Y G B)",
-                "target": f"{card}: player to {'aim at' if card.is_wild else 'trade hands with'}",
-                "discards": f"how many more {colour_name} cards went down with {card}",
-            }[kind]
+            if kind == "colour":
+                question = _("colour for {cards} (R Y G B)").format(cards=" ".join(map(str, cards)))
+            elif kind == "target" and card.is_wild:
+                question = _("{card}: player to aim at").format(card=card)
+            elif kind == "target":
+                question = _("{card}: player to trade hands with").format(card=card)
+            else:
+                question = _("how many more {colour} cards went down with {card}").format(
+                    colour=colour_name(card.color, ""), card=card
+                )
             self._ask(text, kind, question)
             self._offer(answers)
             return None
@@ -639,11 +694,11 @@ class TableSession:
         ref = self.ref
         wd4 = ref.wd4
         if wd4 is None:
-            raise RuleError("there is no Wild Draw Four to challenge now")
+            raise RuleError(_("there is no Wild Draw Four to challenge now"))
         if not args:
             # The referee cannot see hands: the players show them and say.
             by = ref.name(int(wd4["by"]))
-            colour = COLOR_NAMES.get(wd4.get("color") or "", "the colour in play")
+            colour = colour_name(wd4.get("color"), _("the colour in play"))
             answers = self._tried(
                 [
                     ("y", lambda: ref.copy().challenge(True)),
@@ -651,7 +706,11 @@ class TableSession:
                 ]
             )
             self._ask(
-                "challenge", "challenge", f"was {by}'s WD4 legal ({by} held no {colour} card)? y/n"
+                "challenge",
+                "challenge",
+                _("was {player}'s WD4 legal ({player} held no {colour} card)? y/n").format(
+                    player=by, colour=colour
+                ),
             )
             self._offer(answers)
             return None
@@ -660,45 +719,49 @@ class TableSession:
             return ref.challenge(True)
         if answer in ("n", "no", "illegal"):
             return ref.challenge(False)
-        raise InputError("challenge: answer y (the WD4 was legal) or n (it was not)")
+        raise InputError(_("challenge: answer y (the WD4 was legal) or n (it was not)"))
 
     def _resend(self) -> list[str]:
         if self.dispensing is None or self.dispensing.get("press_id") is not None:
-            raise RuleError("`resend` is only for a dispense lost when the referee stopped")
+            raise RuleError(_("`resend` is only for a dispense lost when the referee stopped"))
         self.dispensing = None
-        return ["the dispense will be sent again"]
+        return [_("the dispense will be sent again")]
 
     # -- the box ----------------------------------------------------------------------------
     def _press_from_keyboard(self) -> list[str] | None:
         if self.ref.classic:
-            raise RuleError("classic: nobody presses; the referee dispenses the cards owed")
+            raise RuleError(_("classic: nobody presses; the referee dispenses the cards owed"))
         if self.box is None:
-            raise RuleError("no box connected: type `fired N` with the cards it fired")
+            raise RuleError(_("no box connected: type `fired N` with the cards it fired"))
         if self.ref.hitter() is None:
-            raise RuleError("nobody owes a hit now")
+            raise RuleError(_("nobody owes a hit now"))
         self.box.press()  # its fire event is what counts, like a press of the button
         return None
 
     def _load(self, args: list[str]) -> list[str]:
         if len(args) != 1 or not args[0].isdigit():
-            raise InputError("load N: how many cards the launcher holds now")
+            raise InputError(_("load N: how many cards the launcher holds now"))
         n = int(args[0])
         if n > self.ref.deck.total:
-            raise InputError(f"load {n}: the {self.ref.deck.name} deck has {self.ref.deck.total}")
+            raise InputError(
+                _("load {count}: the {deck} deck has {total}").format(
+                    count=n, deck=self.ref.deck.name, total=self.ref.deck.total
+                )
+            )
         if self.box is None:
-            return [f"launcher holds {plural(n, 'card')}"]
+            return [_("launcher holds {cards}").format(cards=plural(n, "card"))]
         reply = self.box.load(total=n)
         with contextlib.suppress(UnoError):
             self.box.clear()
         self.dispense_hold = False
-        return [f"box hopper: {plural(int(reply.get('hopper', n)), 'card')}"]
+        return [_("box hopper: {cards}").format(cards=plural(int(reply.get("hopper", n)), "card"))]
 
     def _clear(self) -> list[str]:
         if self.box is None:
-            raise RuleError("no box connected")
+            raise RuleError(_("no box connected"))
         reply = self.box.clear()
         self.dispense_hold = False
-        return [f"box: {reply.get('state', 'cleared')}"]
+        return [_("box: {state}").format(state=reply.get("state", "cleared"))]
 
     def handle_event(self, event: dict[str, Any]) -> bool:
         """Apply one box event (presses count against the hitter's obligation), save and bring
@@ -724,14 +787,20 @@ class TableSession:
             elif kind == "state":
                 shown = self._on_state(event)
             elif kind == "jam":
-                self.say("box: jammed: take out the stuck cards, then type `clear`")
+                self.say(_("box: jammed: take out the stuck cards, then type `clear`"))
             elif kind == "empty":
                 self.say(
-                    "box: the launcher is empty: shuffle the discard pile (all but the top card) "
-                    "into it and type `load N`"
+                    _(
+                        "box: the launcher is empty: shuffle the discard pile (all but the top "
+                        "card) into it and type `load N`"
+                    )
                 )
             elif kind == "fault":
-                self.say(f"box: FAULT on {event.get('output')}: {event.get('why')}")
+                self.say(
+                    _("box: FAULT on {output}: {why}").format(
+                        output=event.get("output"), why=event.get("why")
+                    )
+                )
             elif kind == "stray":
                 shown = self._on_stray(event)
             else:
@@ -758,13 +827,15 @@ class TableSession:
         to, frm = event.get("to"), event.get("from")
         if to == "locked":
             self.box_locked = True
-            self.say("box: button locked")
+            self.say(_("box: button locked"))
             return True
         if to == "idle" and frm == "locked":
             self.box_locked = False
             seat = self.ref.hitter()
-            who = f" for {self.ref.name(seat)}" if seat is not None else ""
-            self.say(f"box: button live{who}")
+            if seat is not None:
+                self.say(_("box: button live for {player}").format(player=self.ref.name(seat)))
+            else:
+                self.say(_("box: button live"))
             return True
         if to in ("jammed", "empty", "fault"):
             self.say(f"box: {frm} -> {to}")
@@ -807,19 +878,26 @@ class TableSession:
             return self._on_dispensed(event, ejected)
         hitter = self.ref.hitter()
         if refused(event):
-            self.say(f"box: press {event.get('press_id')} refused ({reason}): it does not count")
+            self.say(
+                _("box: press {press} refused ({reason}): it does not count").format(
+                    press=event.get("press_id"), reason=reason
+                )
+            )
             return True
         if hitter is not None:
             self.last_hitter = hitter
         if self.ref.hitter() is None:
             if ejected:
                 self.say(
-                    f"box fired {plural(ejected, 'card')} but nobody owed a hit: "
-                    "put them back into the launcher"
+                    _(
+                        "box fired {cards} but nobody owed a hit: put them back into the launcher"
+                    ).format(cards=plural(ejected, "card"))
                 )
             return bool(ejected)
         before = self.ref.to_dict()
-        note = f"press {event.get('press_id')}, dry streak {event.get('dry_streak', 0)}"
+        note = _("press {press}, dry streak {streak}").format(
+            press=event.get("press_id"), streak=event.get("dry_streak", 0)
+        )
         if reason not in ("fired", "dry"):
             note += f", {reason}"
         msgs = self.ref.press(ejected, note)
@@ -835,8 +913,9 @@ class TableSession:
         if ours is None or event.get("source") != "dispense":
             if ejected:
                 self.say(
-                    f"box fired {plural(ejected, 'card')} that nobody was owed: "
-                    "put them back into the launcher"
+                    _(
+                        "box fired {cards} that nobody was owed: put them back into the launcher"
+                    ).format(cards=plural(ejected, "card"))
                 )
             return bool(ejected)
         if ours.get("press_id") not in (None, event.get("press_id")):
@@ -849,16 +928,25 @@ class TableSession:
         self.ref.serve_first(int(ours["seat"]))
         if self.ref.hitter() != int(ours["seat"]) or self.ref.dispense_due() is None:
             if ejected:
-                self.say(f"box fired {plural(ejected, 'card')} nobody owed: put them back")
+                self.say(
+                    _("box fired {cards} nobody owed: put them back").format(
+                        cards=plural(ejected, "card")
+                    )
+                )
             return True
         before = self.ref.to_dict()
-        msgs = self.ref.press(ejected, f"dispense {event.get('press_id')}, {event.get('reason')}")
+        msgs = self.ref.press(
+            ejected,
+            _("dispense {press}, {reason}").format(
+                press=event.get("press_id"), reason=event.get("reason")
+            ),
+        )
         self._remember(before, by_box=True)
         self.say(*msgs)
         if self.ref.phase in ("deal", "over"):
             self.say(*self.ref.scoreboard())
         if self.dispense_hold and self.ref.dispense_due() is not None:
-            self.say("the rest is dispensed after `clear` (jam) or `load N` (refilled)")
+            self.say(_("the rest is dispensed after `clear` (jam) or `load N` (refilled)"))
         return True
 
     def _dispense(self) -> None:
@@ -878,19 +966,29 @@ class TableSession:
                 # No reply: the box may still have dispensed. Keep the record, so its fire
                 # event counts when it comes; sending again could dispense twice.
                 self.say(
-                    f"box: no answer to the dispense of {plural(cards, 'card')} ({exc}); they "
-                    "count when the box reports them; if the launcher never fired, type `resend`"
+                    _(
+                        "box: no answer to the dispense of {cards} ({error}); they count when the "
+                        "box reports them; if the launcher never fired, type `resend`"
+                    ).format(cards=plural(cards, "card"), error=exc)
                 )
                 return
             # The box answered no: it dispensed nothing.
             self.dispensing = None
             self.dispense_hold = True
             self.save()
-            self.say(f"box: cannot dispense {plural(cards, 'card')}: {exc}; `clear` retries")
+            self.say(
+                _("box: cannot dispense {cards}: {error}; `clear` retries").format(
+                    cards=plural(cards, "card"), error=exc
+                )
+            )
             return
         self.dispensing["press_id"] = press_id
         self.save()
-        self.say(f"box: dispensing {plural(cards, 'card')} for {self.ref.name(seat)}")
+        self.say(
+            _("box: dispensing {cards} for {player}").format(
+                cards=plural(cards, "card"), player=self.ref.name(seat)
+            )
+        )
 
     def _after_change(self) -> None:
         self.save()
@@ -927,13 +1025,17 @@ class TableSession:
                     if "servo" in str(exc).lower():
                         self.servo = False
                     else:
-                        self.say(f"box: cannot aim at {self.ref.name(seat)}: {exc}")
+                        self.say(
+                            _("box: cannot aim at {player}: {error}").format(
+                                player=self.ref.name(seat), error=exc
+                            )
+                        )
                         self.box_aim = seat
             if self.box_locked is not False:
                 self.box.unlock()
                 self.box_locked = False
         except UnoError as exc:
-            self.say(f"box: {exc}")
+            self.say(_("box: {error}").format(error=exc))
 
     def save(self, *, force: bool = False) -> None:
         """Write the state file atomically (temp file, fsync, rename) when anything in it but
@@ -981,14 +1083,20 @@ class TableSession:
                 self.box.lock()
                 self.box_locked = True
                 lines.append(
-                    "box: button locked while no referee is running; running the same command "
-                    "again unlocks it when someone must hit (`launcher send PORT unlock` frees "
-                    "it for play without the referee)"
+                    _(
+                        "box: button locked while no referee is running; running the same command "
+                        "again unlocks it when someone must hit (`launcher send PORT unlock` frees "
+                        "it for play without the referee)"
+                    )
                 )
             except UnoError as exc:
-                lines.append(f"box: could not lock the button: {exc}")
+                lines.append(_("box: could not lock the button: {error}").format(error=exc))
         if self.state_path is not None:
-            lines.append(f"game saved in {self.state_path}; run the same command again to resume")
+            lines.append(
+                _("game saved in {path}; run the same command again to resume").format(
+                    path=self.state_path
+                )
+            )
         if self.console is not None:
             self.console.show(lines)
         else:
@@ -1054,7 +1162,7 @@ class TableSession:
                         kind, item = items.get(timeout=0.5 if waiting is not None else None)
                     except queue.Empty:
                         if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
-                            self.say("box: the press was not reported; type `press` again")
+                            self.say(_("box: the press was not reported; type `press` again"))
                             waiting = None
                             next_prompt()
                         continue
@@ -1077,7 +1185,7 @@ class TableSession:
                     elif shown and not console.tty:
                         next_prompt()
                 else:
-                    self.say(f"box connection lost: {item}")
+                    self.say(_("box connection lost: {error}").format(error=item))
                     code = 1
                     break
         except KeyboardInterrupt:
@@ -1115,10 +1223,16 @@ def check_state_folder(state: Path) -> None:
     folder = state.parent
     if not folder.exists():
         raise InputError(
-            f"--state {state}: folder {folder} does not exist; create it or give another FILE"
+            _(
+                "--state {path}: folder {folder} does not exist; create it or give another FILE"
+            ).format(path=state, folder=folder)
         )
     if not folder.is_dir():
-        raise InputError(f"--state {state}: {folder} is not a folder; give another FILE")
+        raise InputError(
+            _("--state {path}: {folder} is not a folder; give another FILE").format(
+                path=state, folder=folder
+            )
+        )
 
 
 class StateFile:
@@ -1148,7 +1262,9 @@ def load_state(path: Path) -> StateFile:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputError(f"{path}: cannot read state file: {exc.strerror}") from None
+        raise InputError(
+            _("{path}: cannot read state file: {strerror}").format(path=path, strerror=exc.strerror)
+        ) from None
     except UnicodeDecodeError:
         # A binary file given by mistake: name it, not the codec.
         raise InputError(
@@ -1156,9 +1272,11 @@ def load_state(path: Path) -> StateFile:
             "FILE, or --new to start a new game in it"
         ) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not a table state file: {exc}") from None
+        raise InputError(
+            _("{path}: not a table state file: {exc}").format(path=path, exc=exc)
+        ) from None
     if not isinstance(data, dict) or "referee" not in data:
-        raise InputError(f"{path}: not a table state file")
+        raise InputError(_("{path}: not a table state file").format(path=path))
     try:
         ref = Referee.from_dict(data["referee"])
         history = data.get("history") or []
@@ -1181,7 +1299,11 @@ def load_state(path: Path) -> StateFile:
         for key in ("hopper", "hitter"):
             value = last.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise InputError(f"not a table state: `last_event.{key}` must be a whole number")
+                raise InputError(
+                    _("not a table state: `last_event.{key}` must be a whole number").format(
+                        key=key
+                    )
+                )
         if last.get("hitter") is not None and not 0 <= last["hitter"] < len(ref.players):
             raise InputError("not a table state: `last_event.hitter` must be a seat")
         dispensing = data.get("dispensing")
@@ -1222,8 +1344,8 @@ def register(subparsers: Any) -> None:
     """Add the `table` subcommand."""
     p = subparsers.add_parser(
         "table",
-        help="referee a real table with a real box",
-        description=(
+        help=_("referee a real table with a real box"),
+        description=_(
             "Referee a game at a real table: type what each player plays (card notation, hit, "
             "uno, catch NAME); the box's button is unlocked and aimed only for the seat that must "
             "hit. The state is saved after every action: run the same command again to resume. "
@@ -1235,8 +1357,10 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print the referee's state as one JSON object on stdout when the input ends "
-        "(the table's messages go to stderr)",
+        help=_(
+            "print the referee's state as one JSON object on stdout when the input ends "
+            "(the table's messages go to stderr)"
+        ),
     )
     p.set_defaults(func=run_table)
 
@@ -1245,32 +1369,36 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
     """Which game is refereed: `--players`, `--deck`, `--mode`, `--target`, `--option` for a
     new one, `--state` and `--new`. `unoattack table` and `unoattack serve` take the same."""
     p.add_argument(
-        "--players", required=True, metavar="NAMES", help="comma-separated names, clockwise"
+        "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
     )
     p.add_argument(
         "--deck",
         default="attack",
         metavar="PRESET",
-        help="attack (default), attack-1998 or classic (the referee dispenses every draw)",
+        help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
-    p.add_argument("--mode", default="target", choices=MODES, help="scoring mode (default target)")
-    p.add_argument("--target", type=int, default=500, help="points that end the game (500)")
+    p.add_argument(
+        "--mode", default="target", choices=MODES, help=_("scoring mode (default target)")
+    )
+    p.add_argument("--target", type=int, default=500, help=_("points that end the game (500)"))
     p.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="rule option for a new game, e.g. stacking=true (repeatable; docs/rules.md)",
+        help=_("rule option for a new game, e.g. stacking=true (repeatable; docs/rules.md)"),
     )
     p.add_argument(
         "--state",
         type=Path,
         default=Path("unoattack-table.json"),
         metavar="FILE",
-        help="state file, saved after every action (default unoattack-table.json); "
-        "`unoattack table` and `unoattack serve` resume each other's games",
+        help=_(
+            "state file, saved after every action (default unoattack-table.json); "
+            "`unoattack table` and `unoattack serve` resume each other's games"
+        ),
     )
-    p.add_argument("--new", action="store_true", help="start a new game even if FILE exists")
+    p.add_argument("--new", action="store_true", help=_("start a new game even if FILE exists"))
 
 
 def check_game(args: argparse.Namespace) -> StateFile | None:
@@ -1284,8 +1412,10 @@ def check_game(args: argparse.Namespace) -> StateFile | None:
         saved = load_state(state)
         if args.option:
             raise InputError(
-                f"--option sets the rules of a new game; {state} holds a game under way "
-                "(--new to start one)"
+                _(
+                    "--option sets the rules of a new game; {path} holds a game under way (--new "
+                    "to start one)"
+                ).format(path=state)
             )
         return saved
     _new_referee(args)
@@ -1314,8 +1444,9 @@ def build_session(
         ref = saved.referee
         if [p.lower() for p in ref.players] != [p.lower() for p in players]:
             raise InputError(
-                f"{state} holds a game of {','.join(ref.players)}: use those --players, "
-                "or --new to start over"
+                _(
+                    "{path} holds a game of {players}: use those --players, or --new to start over"
+                ).format(path=state, players=",".join(ref.players))
             )
         session = TableSession(
             ref,
@@ -1327,7 +1458,7 @@ def build_session(
             dispensing=saved.dispensing,
             undo_floor=saved.undo_floor,
         )
-        session.say(f"resuming the game saved in {state}")
+        session.say(_("resuming the game saved in {path}").format(path=state))
         return session
     ref = _new_referee(args)
     last_event: dict[str, Any] = {}

@@ -22,6 +22,8 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TextIO
 
+import i18n
+
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattack` come in
@@ -32,7 +34,9 @@ def whole_number(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            i18n._("expected a whole number, got {text!r}").format(text=text)
+        ) from None
 
 
 def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
@@ -42,7 +46,9 @@ def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
         value = whole_number(text)
         if not lo <= value <= hi:
             raise argparse.ArgumentTypeError(
-                f"expected a whole number from {lo} to {hi}, got {value}"
+                i18n._("expected a whole number from {low} to {high}, got {value}").format(
+                    low=lo, high=hi, value=value
+                )
             )
         return value
 
@@ -56,7 +62,9 @@ def seconds(text: str) -> float:
     except ValueError:
         value = math.nan
     if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected seconds above 0 (like 5 or 0.5), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            i18n._("expected seconds above 0 (like 5 or 0.5), got {text!r}").format(text=text)
+        )
     return value
 
 
@@ -81,14 +89,23 @@ class _Parser(argparse.ArgumentParser):
         elif message.startswith(_REQUIRED):
             unknown = self._unknown_option()
         if unknown is not None:
-            what = "unknown option" if unknown.startswith("-") else "unexpected argument"
-            message = f"{what} {unknown!r}; see {self._help_for(unknown)} --help"
+            said = (
+                i18n._("unknown option {arg!r}; see {prog} --help")
+                if unknown.startswith("-")
+                else i18n._("unexpected argument {arg!r}; see {prog} --help")
+            )
+            message = said.format(arg=unknown, prog=self._help_for(unknown))
         elif message.startswith(_REQUIRED):
             sub = self._subcommands()
             if sub is not None and message.endswith(str(sub.metavar)):
                 # argparse names the missing slot but not what may fill it.
-                word = "a command" if sub.metavar == "COMMAND" else "an action"
-                message = f"give {word}: {', '.join(sub.choices)} (or --help)"
+                said = (
+                    i18n._("give a command: {choices} (or --help)")
+                    if sub.metavar == "COMMAND"
+                    else i18n._("give an action: {choices} (or --help)")
+                )
+                message = said.format(choices=", ".join(sub.choices))
+
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
     def _subcommands(self) -> argparse._SubParsersAction | None:
@@ -124,7 +141,7 @@ class _Version(argparse.Action):
     """`--version`, looked up only when asked (`launcher run` starts without the lookup)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+        super().__init__(option_strings, dest, nargs=0, help=i18n._("print the version and exit"))
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         print(version_text(parser.prog))
@@ -150,6 +167,13 @@ def build_parser(
     """
     parser = _Parser(prog=prog, description=description)
     parser.add_argument("--version", action=_Version)
+    parser.add_argument(  # taken off the command line by `run` (i18n.choose), wherever it is
+        "--lang",
+        metavar="LANG",
+        help=i18n._("language of the messages: {languages} (default: from LANG)").format(
+            languages=", ".join(i18n.LANGUAGES)
+        ),
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     names = [commands[command]] if command in commands else list(commands.values())
@@ -175,6 +199,11 @@ def run(
     program's error base, with an `exit_code`) and any unusable file become one stderr line."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _tolerate_narrow_stdout()
+    try:
+        argv = i18n.choose(argv)  # --lang, else the environment's language, else English
+    except i18n.LanguageError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     command = argv[0] if argv and argv[0] in commands else None
     args = build_parser(prog, description, commands, command).parse_args(argv)
     try:

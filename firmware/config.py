@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import i18n
 from firmware import sound_pack, textfile
 from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS, AttenuationConfig
 from firmware.door import DoorConfig
@@ -857,21 +858,25 @@ def _check(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `launcher config check [FILE] [--json]`."""
-    parser = subparsers.add_parser("config", help="check the box's configuration file")
+    parser = subparsers.add_parser("config", help=i18n._("check the box's configuration file"))
     sub = parser.add_subparsers(dest="config_command", metavar="ACTION")
     sub.required = True
     check = sub.add_parser(
         "check",
-        help="validate a config file (exit 0 if good, 78 with one line naming the problem)",
-        description="Validate a launcher config file. Exit 0 and a summary if it is good; "
-        "otherwise one line naming file, section, key, value and what is allowed, exit 78.",
+        help=i18n._("validate a config file (exit 0 if good, 78 with one line naming the problem)"),
+        description=i18n._(
+            "Validate a launcher config file. Exit 0 and a summary if it is good; "
+            "otherwise one line naming file, section, key, value and what is allowed, exit 78."
+        ),
     )
     check.add_argument(
         "file",
         nargs="?",
         default=str(default_path()),
         metavar="FILE",
-        help="config file (default: the packaged hardware/launcher.toml)",
+        help=i18n._("config file (default: the packaged hardware/launcher.toml)"),
     )
-    check.add_argument("--json", action="store_true", help="print the checked config as JSON")
+    check.add_argument(
+        "--json", action="store_true", help=i18n._("print the checked config as JSON")
+    )
     check.set_defaults(func=_check)

@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import i18n
 from firmware.daemon import Daemon
 from firmware.errors import UsageError
 
@@ -234,39 +235,49 @@ def register(subparsers: Any) -> None:
     """Add ``launcher run``."""
     parser = subparsers.add_parser(
         "run",
-        help="run the launcher daemon",
-        description="Run the launcher daemon: button, ejector, jam model and safety on real or "
-        "mock pins. SIGTERM/SIGINT turn every output off and exit 0.",
+        help=i18n._("run the launcher daemon"),
+        description=i18n._(
+            "Run the launcher daemon: button, ejector, jam model and safety on real or "
+            "mock pins. SIGTERM/SIGINT turn every output off and exit 0."
+        ),
     )
-    parser.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    parser.add_argument(
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
     parser.add_argument(
         "--mock",
         action="store_true",
-        help="mock pins with the simulated mechanism (also GPIOZERO_PIN_FACTORY=mock)",
+        help=i18n._("mock pins with the simulated mechanism (also GPIOZERO_PIN_FACTORY=mock)"),
     )
     parser.add_argument(
         "--port",
         default="none",
         metavar="PORT|pty|none",
-        help="serial port or pyserial URL for the host link; 'pty' creates one and prints "
-        "'PORT <path>' first on stdout; 'none' (default) runs without a link",
+        help=i18n._(
+            "serial port or pyserial URL for the host link; 'pty' creates one and prints "
+            "'PORT <path>' first on stdout; 'none' (default) runs without a link"
+        ),
     )
-    parser.add_argument("--journal", metavar="PATH", help="SQLite event journal (default: memory)")
+    parser.add_argument(
+        "--journal", metavar="PATH", help=i18n._("SQLite event journal (default: memory)")
+    )
     parser.add_argument(
         "--plant-state",
         metavar="PATH",
-        help="with --mock: keep the simulated hopper in this JSON file across restarts",
+        help=i18n._("with --mock: keep the simulated hopper in this JSON file across restarts"),
     )
     parser.add_argument(
         "--sound-log",
         metavar="PATH",
-        help="with --mock: write each sound cue the box would play as a JSON line to PATH",
+        help=i18n._("with --mock: write each sound cue the box would play as a JSON line to PATH"),
     )
     parser.add_argument(
         "--console",
         action="store_true",
-        help="read ops from stdin ('press', 'dispense 3', 'load total=20') and write replies "
-        "and events as JSON lines on stdout (tests, bench)",
+        help=i18n._(
+            "read ops from stdin ('press', 'dispense 3', 'load total=20') and write replies "
+            "and events as JSON lines on stdout (tests, bench)"
+        ),
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("-v", "--verbose", action="store_true", help=i18n._("debug logging"))
     parser.set_defaults(func=_run)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import i18n
 from firmware.commandline import EXIT_INTERRUPTED, seconds, stop_when_reader_goes
 from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from wire.ops import TABLE
@@ -48,39 +49,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser = subparsers.add_parser(
         "send",
-        help="send one command to a box (or watch its events)",
-        description="Send one command to a launcher box over its serial port.",
+        help=i18n._("send one command to a box (or watch its events)"),
+        description=i18n._("Send one command to a launcher box over its serial port."),
         epilog="operations:\n" + listing,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("port", metavar="PORT", help="serial device, pty path or pyserial URL")
-    parser.add_argument("op", metavar="OP", help="operation (listed below)")
     parser.add_argument(
-        "args", metavar="ARG", nargs="*", default=[], help="arguments of the operation"
+        "port", metavar="PORT", help=i18n._("serial device, pty path or pyserial URL")
     )
-    parser.add_argument("--json", action="store_true", help="print replies and events as JSON")
+    parser.add_argument("op", metavar="OP", help=i18n._("operation (listed below)"))
     parser.add_argument(
-        "--total", action="store_true", help="load: COUNT is what the hopper now holds"
+        "args", metavar="ARG", nargs="*", default=[], help=i18n._("arguments of the operation")
+    )
+    parser.add_argument(
+        "--json", action="store_true", help=i18n._("print replies and events as JSON")
+    )
+    parser.add_argument(
+        "--total", action="store_true", help=i18n._("load: COUNT is what the hopper now holds")
     )
     parser.add_argument(
         "--timeout",
         type=seconds,
         default=5.0,
         metavar="S",
-        help="seconds to wait for the box to answer (default 5)",
+        help=i18n._("seconds to wait for the box to answer (default 5)"),
     )
     parser.add_argument(
         "--wait",
         type=seconds,
         default=30.0,
         metavar="S",
-        help="press/dispense: seconds to wait for the fire result (default 30)",
+        help=i18n._("press/dispense: seconds to wait for the fire result (default 30)"),
     )
     parser.add_argument(
         "--state",
         metavar="FILE",
         default=None,
-        help="host state file (last acked event) to resume from; default: none",
+        help=i18n._("host state file (last acked event) to resume from; default: none"),
     )
     parser.set_defaults(func=run)
 

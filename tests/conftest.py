@@ -63,3 +63,17 @@ def run_main(
 def default_config_path() -> Path:
     """Path of the documented default config, hardware/launcher.toml."""
     return DEFAULT_CONFIG
+
+
+# Every test speaks English unless it asks for another language: the machine's LANG must not
+# decide what the messages say (subprocesses inherit this too).
+os.environ["LANGUAGE"] = "en"
+
+
+@pytest.fixture(autouse=True)
+def _english_after_each_test() -> Iterator[None]:
+    """A command line run in-process with --lang leaves its language in use: back to English."""
+    yield
+    import i18n
+
+    i18n.use("en")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
@@ -39,8 +40,17 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from engine.web.auth import COOKIE, Auth, cross_site, host_allowed
 from engine.web.hub import Hub, Subscriber, encode
 from engine.web.table_service import MAX_LINE, TableService
+from engine.web.words import COOKIE as LANG_COOKIE
+from engine.web.words import language_for, script
+from i18n import language
 
 __all__ = ["MAX_BODY", "MAX_FRAME", "STATIC", "check_request", "create_app"]
+
+
+@functools.cache
+def _text_script(code: str) -> str:
+    return script(language(code))
+
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 4096  # bytes of one HTTP request body or WebSocket message the app reads
@@ -228,6 +238,24 @@ class WebApp:
     async def index(self, request: Request) -> Response:
         return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
 
+    async def text(self, request: Request) -> Response:
+        """The page's words in the browser's language (`?lang=`, the picker's cookie, or
+        Accept-Language): engine/web/words.py from the catalogs."""
+        code = language_for(
+            request.query_params.get("lang"),
+            request.cookies.get(LANG_COOKIE),
+            request.headers.get("accept-language"),
+        )
+        return Response(
+            _text_script(code),
+            media_type="text/javascript; charset=utf-8",
+            headers={
+                "Content-Language": code.replace("_", "-"),
+                "Vary": "Accept-Language, Cookie",
+                "Cache-Control": "no-cache",
+            },
+        )
+
     async def state(self, request: Request) -> Response:
         latest = self.hub.latest()
         if latest is None:
@@ -365,6 +393,7 @@ def create_app(
 
     routes = [
         Route("/", web.index, methods=["GET", "HEAD"]),
+        Route("/text.js", web.text, methods=["GET"]),
         Route("/api/state", web.state, methods=["GET"]),
         Route("/api/join", web.join, methods=["POST"]),
         Route("/api/leave", web.leave, methods=["POST"]),

@@ -27,9 +27,10 @@ from typing import Any
 
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
-from engine.referee import COLOR_NAMES, Referee
+from engine.referee import Referee
 from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
 from engine.web.box_panel import BoxPanel
+from engine.words import colour_name
 
 __all__ = [
     "MAX_LINE",
@@ -192,7 +193,7 @@ class TableService:
         return {
             "deck": self.deck_name,
             "cards": self.deck_cards,
-            "colors": [{"code": c, "name": COLOR_NAMES[c]} for c in COLORS],
+            "colors": [{"code": c, "name": colour_name(c)} for c in COLORS],
             "players": list(self.session.ref.players),
             "box": self.box is not None,
             "max_fired": MAX_FIRED,  # the `fired N` buttons without a box: 0 to this

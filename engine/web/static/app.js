@@ -9,6 +9,16 @@
 (() => {
   const T = window.UNOATTACK_TEXT;
   const $ = (id) => document.getElementById(id);
+  // The page speaks the language /text.js was made in; the picker asks for another (a cookie
+  // the server reads), and the page reloads in it.
+  document.documentElement.lang = T.lang.replace("_", "-");
+  for (const l of T.languages) {
+    $("lang").append(Object.assign(document.createElement("option"), { value: l.code, textContent: l.name, selected: l.code === T.lang }));
+  }
+  $("lang").addEventListener("change", (ev) => {
+    document.cookie = `unoattack_lang=${ev.target.value}; path=/; max-age=31536000; samesite=lax`;
+    location.reload();
+  });
   for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
   for (const node of document.querySelectorAll("[data-title]")) node.title = T[node.dataset.title];
   for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", T[node.dataset.label]);
@@ -44,11 +54,12 @@
   };
   window.unoattack = page; // for the browser tests and the curious
 
-  // Colour names are the referee's (the server sends them with the deck).
-  const colourName = (c) => {
-    if (!c) return T.no_colour;
-    const known = page.table && page.table.colors.find((x) => x.code === c);
-    return known ? known.name : c;
+  // Colour and card names in the page's language, as its rule sheet prints them; the notation
+  // (R5, WAA) is what people type and stays the same in every language.
+  const colourName = (c) => (c ? T.colours[c] || c : T.no_colour);
+  const cardName = (card) => {
+    const info = page.table && page.table.cards.find((c) => c.card === card);
+    return info ? T.card_name(card, info.color, info.face) : card;
   };
   const name = (seat) => (page.view ? page.view.players[seat] : T.seat(seat));
 
@@ -220,7 +231,7 @@
           type: "button",
           class: `card ${c.color || "wild"}`,
           "data-card": c.card,
-          title: T.card_tip(c.card, c.points, c.copies),
+          title: `${cardName(c.card)} · ${T.card_tip(c.card, c.points, c.copies)}`,
           text: c.color ? c.face : c.card,
           onclick: () => pickCard(c.card),
         }));
@@ -313,6 +324,8 @@
     t.className = `card big ${top.cls}`;
     t.textContent = top.text;
     t.dataset.card = v.top || "";
+    $("top-name").textContent = v.top ? cardName(v.top) : "";
+
     const playing = v.phase === "play";
     $("colour").replaceChildren(
       ...(v.color ? [el("span", { class: `swatch card ${v.color}` })] : []),

@@ -15,6 +15,8 @@ from starlette.websockets import WebSocketDisconnect
 from engine.web.app import MAX_BODY, MAX_FRAME, STATIC, create_app
 from engine.web.auth import COOKIE, Auth
 from engine.web.hub import Hub
+from engine.web.words import script as page_text
+from i18n import language
 from tests.engine.web.conftest import table_service
 
 CODE = "424242"
@@ -60,10 +62,15 @@ def test_the_page_and_its_files_are_served_with_a_strict_policy(table: Any) -> N
     assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert page.headers["x-frame-options"] == "DENY"
-    for name in ("app.js", "text.js", "style.css", "icon.svg"):
+    for name in ("app.js", "style.css", "icon.svg"):
         assert table.get(f"/static/{name}").status_code == 200
-    for name in ("index.html", "app.js", "text.js", "style.css"):  # nothing from elsewhere
-        assert not re.search(r"https?://|//cdn|@import", (STATIC / name).read_text())
+    words = table.get("/text.js")  # the page's words, in the browser's language
+    assert words.status_code == 200 and "window.UNOATTACK_TEXT" in words.text
+    for text in [
+        *((STATIC / n).read_text() for n in ("index.html", "app.js", "style.css")),
+        words.text,
+    ]:
+        assert not re.search(r"https?://|//cdn|@import", text)  # nothing from elsewhere
 
 
 @pytest.mark.parametrize(
@@ -87,9 +94,11 @@ def test_static_files_cannot_escape_their_folder(table: Any, path: str) -> None:
 
 def test_the_pages_words_are_all_in_text_js() -> None:
     """One place for the page's words (for translators): every key index.html and app.js use
-    is in text.js, every key there is used, and no English sentence is left in the others."""
-    text = (STATIC / "text.js").read_text()
+    is in text.js (made from engine/web/words.py), every key there is used, and no English
+    sentence is left in the others."""
+    text = page_text(language("en"))
     defined = set(re.findall(r"^  (\w+):", text, re.M))
+
     html = (STATIC / "index.html").read_text()
     script = (STATIC / "app.js").read_text()
     used = set(re.findall(r'data-(?:text|title|label)="(\w+)"', html))

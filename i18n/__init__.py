@@ -1,0 +1,258 @@
+"""The players' languages: English, Thai, Traditional Chinese, Romanian and Welsh.
+
+Every message a player or a box builder reads goes through the gettext catalogs in
+`i18n/locale/<language>/LC_MESSAGES/unoattack.po` (compiled to `.mo` by `make`, shipped in the
+package). Machine output (``--json``, the wire protocol, log keys) never does.
+
+- `_` and `ngettext` translate into the language in use (`use`); `N_` and `Nn_` only mark a
+  message (or a singular/plural pair) for extraction where it is written down ahead of use.
+- `choose` picks the language: ``--lang``, else ``LANGUAGE``/``LC_ALL``/``LC_MESSAGES``/``LANG``,
+  else English; an unknown ``--lang`` is a `LanguageError` (one line, exit 2).
+- `Language` holds one language's catalog and number format, for a caller that serves several
+  languages at once (the web page, one per request).
+
+Both `launcher` and `unoattack` use it, so it imports neither `engine` nor `firmware`.
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from i18n.layout import format_number
+
+__all__ = [
+    "DOMAIN",
+    "LANGUAGES",
+    "LANGUAGE_NAMES",
+    "N_",
+    "Language",
+    "LanguageError",
+    "Nn_",
+    "_",
+    "choose",
+    "current",
+    "from_accept_language",
+    "from_environment",
+    "language",
+    "ngettext",
+    "normalize",
+    "number",
+    "take_lang",
+    "use",
+]
+
+DOMAIN = "unoattack"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LANGUAGES: tuple[str, ...] = ("en", "th", "zh_Hant", "ro", "cy")
+# Each language named in itself: what a picker shows.
+LANGUAGE_NAMES: dict[str, str] = {
+    "en": "English",
+    "th": "ไทย",
+    "zh_Hant": "繁體中文",
+    "ro": "Română",
+    "cy": "Cymraeg",
+}
+# Chinese written in Traditional characters: the script, or the regions that use it.
+_HANT = frozenset({"hant", "tw", "hk", "mo"})
+
+
+class LanguageError(ValueError):
+    """An unknown ``--lang``: the message names the languages there are. Exit code 2."""
+
+    exit_code = 2
+
+
+def N_(message: str) -> str:
+    """Mark `message` for the catalogs where it is written down; translate it where it is used."""
+    return message
+
+
+def Nn_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a singular/plural pair for the catalogs; `ngettext(*pair, n)` where it is used."""
+    return singular, plural
+
+
+def normalize(tag: str) -> str | None:
+    """The language of a locale or language tag (`th_TH.UTF-8`, `zh-TW`, `zh_Hant_HK`, `cy`,
+    `en-GB`), one of `LANGUAGES`, or None when we have no catalog for it (`de_DE`, `zh_CN`, `C`)."""
+    base = tag.strip().split(".", 1)[0].split("@", 1)[0].replace("-", "_")
+    parts = [p.lower() for p in base.split("_") if p]
+    if not parts:
+        return None
+    if parts[0] == "zh":
+        return "zh_Hant" if _HANT.intersection(parts[1:]) else None
+    return parts[0] if parts[0] in LANGUAGES else None
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> str:
+    """The language the environment asks for, as gettext reads it: the locale of messages
+    (``LC_ALL``, else ``LC_MESSAGES``, else ``LANG``); unless that is C or POSIX, ``LANGUAGE``
+    (a colon-separated list) comes first. The first we have wins; else English."""
+    env = os.environ if environ is None else environ
+    locale = next((env[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(k)), "")
+    if locale.split(".", 1)[0] in ("C", "POSIX"):
+        return "en"
+    wanted = [*env.get("LANGUAGE", "").split(":"), locale]
+    return next((code for code in map(normalize, filter(None, wanted)) if code), "en")
+
+
+def parse_lang(text: str) -> str:
+    """The language ``--lang TEXT`` names; LanguageError (one line) if we have none for it."""
+    code = normalize(text)
+    if code is None:
+        raise LanguageError(f"--lang {text!r}: unknown language; use one of {', '.join(LANGUAGES)}")
+    return code
+
+
+def from_accept_language(header: str | None) -> str:
+    """The language a browser's ``Accept-Language`` header prefers among ours (by its q
+    weights, first listed first among equals), else English: `th-TH,th;q=0.9,en;q=0.8` → `th`,
+    `zh-HK` → `zh_Hant`, `de,fr;q=0.5` → `en`."""
+    wanted: list[tuple[float, int, str]] = []
+    for i, part in enumerate((header or "").split(",")):
+        tag, _sep, params = part.strip().partition(";")
+        weight = 1.0
+        for param in params.split(";"):
+            key, _eq, value = param.strip().partition("=")
+            if key.strip() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        code = normalize(tag) if tag and tag != "*" else None
+        if code is not None and weight > 0:
+            wanted.append((-weight, i, code))
+    return min(wanted)[2] if wanted else "en"
+
+
+def take_lang(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """Split ``--lang X`` / ``--lang=X`` (anywhere before ``--``) off a command line: (the
+    language named or None, the other arguments)."""
+    rest: list[str] = []
+    code: str | None = None
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg == "--lang":
+            if i + 1 >= len(args):
+                raise LanguageError(f"--lang needs a language: one of {', '.join(LANGUAGES)}")
+            code = parse_lang(args[i + 1])
+            i += 2
+            continue
+        if arg.startswith("--lang="):
+            code = parse_lang(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+        i += 1
+    return code, rest
+
+
+class Language:
+    """One language: its catalog (`gettext`, `ngettext`) and its way of writing numbers."""
+
+    def __init__(self, code: str) -> None:
+        if code not in LANGUAGES:
+            raise LanguageError(f"unknown language {code!r}; use one of {', '.join(LANGUAGES)}")
+        self.code = code
+        self.name = LANGUAGE_NAMES[code]
+        # English is the source language: its catalog may be absent (not compiled yet).
+        self.catalog: gettext.NullTranslations = gettext.translation(
+            DOMAIN, LOCALE_DIR, languages=[code], fallback=True
+        )
+        self.compiled = code == "en" or isinstance(self.catalog, gettext.GNUTranslations)
+
+    def gettext(self, message: str) -> str:
+        """`message` in this language."""
+        return self.catalog.gettext(message)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        """The form of `singular`/`plural` this language uses for `n`."""
+        return self.catalog.ngettext(singular, plural, n)
+
+    def number(self, value: float, decimals: int | None = None) -> str:
+        """`value` written as this language writes numbers (1,234.5 / 1.234,5)."""
+        return format_number(value, self.code, decimals)
+
+    def __repr__(self) -> str:
+        return f"Language({self.code!r})"
+
+
+@functools.cache
+def language(code: str) -> Language:
+    """The `Language` for `code` (one of `LANGUAGES`), loaded once."""
+    return Language(code)
+
+
+_current: Language | None = None
+
+# argparse's own headings in --help. argparse looks its `_` up in its module each time it builds
+# a parser or a usage line, so it is pointed at ours (for these words only: its error texts are
+# matched in English by firmware/commandline.py, which words its own errors).
+ARGPARSE_WORDS = frozenset(
+    {
+        N_("usage: "),
+        N_("positional arguments"),
+        N_("options"),
+        N_("show this help message and exit"),
+    }
+)
+
+
+def _argparse_speaks(lang: Language) -> None:
+    import argparse
+
+    def translate(message: str) -> str:
+        return lang.gettext(message) if message in ARGPARSE_WORDS else message
+
+    argparse._ = translate  # type: ignore[attr-defined]
+
+
+def use(code: str) -> Language:
+    """Speak `code` from now on (`_`, `ngettext`, `number`, argparse's --help headings);
+    returns its `Language`."""
+    global _current
+    _current = language(code)
+    _argparse_speaks(_current)
+    return _current
+
+
+def current() -> Language:
+    """The language in use (English until `use` or `choose` says otherwise)."""
+    return _current if _current is not None else language("en")
+
+
+def choose(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """Use the language ``--lang`` names in `argv`, else the environment's; returns `argv`
+    without ``--lang``. LanguageError for an unknown ``--lang``, or for a language asked for
+    by name whose compiled catalog is missing (`make` builds them)."""
+    code, rest = take_lang(argv)
+    lang = use(code if code is not None else from_environment(environ))
+    if code is not None and not lang.compiled:
+        raise LanguageError(
+            f"--lang {code}: its catalog is not compiled ({LOCALE_DIR}/{code}/LC_MESSAGES/"
+            f"{DOMAIN}.mo is missing); run `make`"
+        )
+    return rest
+
+
+def _(message: str) -> str:
+    """`message` in the language in use."""
+    return current().gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of `singular`/`plural` the language in use takes for `n`."""
+    return current().ngettext(singular, plural, n)
+
+
+def number(value: float, decimals: int | None = None) -> str:
+    """`value` written the way the language in use writes numbers."""
+    return current().number(value, decimals)
