@@ -39,7 +39,7 @@ from engine.boxport import check_speed, mock_box, mock_config
 from engine.errors import InputError, UnoError
 from engine.words import plural, shown
 from firmware.commandline import whole_number
-from i18n import _
+from i18n import _, number
 
 NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jon")
 DEFAULT_SPEED = 5.0
@@ -865,4 +865,6 @@ def show_summary(screen: Screen, s: dict[str, Any]) -> None:
     )
     if s.get("sounds"):
         cues = ", ".join(f"{event} {n}" for event, n in s["sounds"].items())
-        screen.line(f"  the box's sounds: {sum(s['sounds'].values())} cues ({cues})")
+        # the cue names are the sound pack's event keys (docs/personality.md), as in its manifest
+        said = _("the box's sounds ({total}): {cues}")
+        screen.line("  " + said.format(total=number(sum(s["sounds"].values())), cues=cues))

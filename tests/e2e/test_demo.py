@@ -141,7 +141,7 @@ def test_a_whole_seeded_game_through_the_box():
     # the transcript's sounds: the mock box's recording sink, one press cue per press
     sounds = summary["sounds"]
     assert sounds["press"] == summary["presses"] and sounds["ready"] == 1
-    assert f"the box's sounds: {sum(sounds.values())} cues (" in out
+    assert f"the box's sounds ({sum(sounds.values())}): press " in out
 
 
 def _box_child(demo_pid: int, timeout: float = 20.0) -> psutil.Process:
