@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 import statistics
@@ -57,13 +58,22 @@ def test_measured_feed_interval_matches_the_plant_within_its_jitter(
     assert summary["stopped"] is None
     assert summary["reasons"] == {"fired": 6}
     assert summary["cards"] == 48 == plant.ejected_total
+    # The bench must measure what the plant really did. The plant runs on the wall clock, so on
+    # a loaded machine its feeds come late (a 40 ms interval measured 65 ms under two CPU hogs):
+    # compare with the plant's own record of its cards, not with its configured interval.
+    crossings = [t / 1e6 for t in plant.crossings[-48:]]
+    bursts = [crossings[i : i + 8] for i in range(0, 48, 8)]
+    real = statistics.median(b - a for burst in bursts for a, b in itertools.pairwise(burst))
     interval = summary["timings"]["interval_ms"]
     assert interval["count"] == 6 * 7
-    assert abs(interval["median"] - cfg.plant.feed_interval_ms) <= cfg.plant.feed_jitter_ms
-    # Feed start to the first card: the plant's spin-up plus one feed interval.
+    assert abs(interval["median"] - real) <= cfg.plant.feed_jitter_ms
+    assert real >= cfg.plant.feed_interval_ms - cfg.plant.feed_jitter_ms  # never faster
+    # Feed start to the first card: the plant's spin-up plus one feed interval at the least.
     first = summary["timings"]["first_card_ms"]
-    expected_first = cfg.plant.spinup_ms + cfg.plant.feed_interval_ms
-    assert abs(first["median"] - expected_first) <= cfg.plant.feed_jitter_ms
+    assert first["count"] == 6
+    assert first["median"] >= cfg.plant.spinup_ms + cfg.plant.feed_interval_ms - (
+        cfg.plant.feed_jitter_ms
+    )
     assert summary["plant"]["feed_interval_ms"] == 40
     # The ejector ran at least from the first card of each burst to its last.
     for record in result.records:
