@@ -87,9 +87,14 @@ def default_config_path() -> Path:
 _ASSIGN = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)([^#\n]*?)(\s*(#.*)?)$")
 
 
+# The config sections with a `seed`, and the offset of each from the demo's seed.
+_SEEDED = {"jam": 1, "plant": 2, "patterns": 3, "sound": 4}
+
+
 def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
     """`text` (a launcher.toml) with its timings divided by `speed`, one aiming angle per seat,
-    and the jam model and plant seeded from `seed`. Comments and every other key are kept."""
+    and the jam model, plant, patterns and sounds seeded from `seed`. Comments and every other
+    key are kept."""
     if speed <= 0:
         raise InputError(_("--speed {speed}: must be above 0").format(speed=f"{speed:g}"))
     section = ""
@@ -142,8 +147,9 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
             new = str(max(2, players))
         elif section == "servo" and key == "seat_angles":
             new = f"[{angles}]"
-        elif section in ("jam", "plant") and key == "seed":
-            new = str(seed % 1_000_000_007 + (1 if section == "jam" else 2))
+        elif section in _SEEDED and key == "seed":
+            # every random choice of the box replays with the demo's seed (0 would be "new")
+            new = str(seed % 1_000_000_007 + _SEEDED[section])
         out.append(f"{indent}{key}{eq}{new if new is not None else value}{rest}")
     return "\n".join(out) + "\n"
 
