@@ -19,6 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import i18n
 from firmware import textfile
 from firmware.commandline import whole_number, whole_number_from
 from firmware.errors import ConfigError, UsageError
@@ -473,58 +474,79 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``launcher model show | sample | fit``."""
     parser = subparsers.add_parser(
         "model",
-        help="show, sample or fit the jam model",
-        description="The jam model decides how many cards each press fires. Show its exact "
-        "distributions, draw presses from it, or fit it to a recording of a real box.",
+        help=i18n._("show, sample or fit the jam model"),
+        description=i18n._(
+            "The jam model decides how many cards each press fires. Show its exact "
+            "distributions, draw presses from it, or fit it to a recording of a real box."
+        ),
     )
     sub = parser.add_subparsers(dest="model_command", metavar="ACTION")
     sub.required = True
 
     show = sub.add_parser(
         "show",
-        help="exact distributions of the configured model",
-        description="Print the configured jam model's exact distributions: chance to fire "
-        "after n dry presses, dry-streak lengths, burst sizes, cards per press.",
+        help=i18n._("exact distributions of the configured model"),
+        description=i18n._(
+            "Print the configured jam model's exact distributions: chance to fire "
+            "after n dry presses, dry-streak lengths, burst sizes, cards per press."
+        ),
     )
-    show.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
-    show.add_argument("--json", action="store_true", help="print describe() as JSON")
     show.add_argument(
-        "--max-n", type=whole_number, default=30, metavar="N", help="longest streak listed"
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
+    show.add_argument("--json", action="store_true", help=i18n._("print describe() as JSON"))
+    show.add_argument(
+        "--max-n", type=whole_number, default=30, metavar="N", help=i18n._("longest streak listed")
     )
     show.set_defaults(func=_show)
 
     smp = sub.add_parser(
         "sample",
-        help="draw presses from the configured model",
-        description="Draw presses from the configured jam model with a fixed seed; the JSON "
-        "holds the per-press counts and dry-streak statistics.",
+        help=i18n._("draw presses from the configured model"),
+        description=i18n._(
+            "Draw presses from the configured jam model with a fixed seed; the JSON "
+            "holds the per-press counts and dry-streak statistics."
+        ),
     )
-    smp.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    smp.add_argument(
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
     smp.add_argument("--presses", type=whole_number, required=True, metavar="N")
     smp.add_argument("--seed", type=whole_number_from(0, MAX_SEED), required=True, metavar="S")
-    smp.add_argument("--json", action="store_true", help="print counts and statistics as JSON")
+    smp.add_argument(
+        "--json", action="store_true", help=i18n._("print counts and statistics as JSON")
+    )
     smp.set_defaults(func=_sample)
 
     fitp = sub.add_parser(
         "fit",
-        help="fit a hazard model to recorded presses",
-        description="Fit base, step, max_dry and burst_weights by maximum likelihood to "
-        "recorded per-press counts: a `launcher bench --csv` file (the 'ejected' or 'planned' "
-        "column of press rows) or a text file of counts separated by newlines, commas or spaces.",
+        help=i18n._("fit a hazard model to recorded presses"),
+        description=i18n._(
+            "Fit base, step, max_dry and burst_weights by maximum likelihood to "
+            "recorded per-press counts: a `launcher bench --csv` file (the 'ejected' or 'planned' "
+            "column of press rows) or a text file of counts separated by newlines, commas or "
+            "spaces."
+        ),
     )
-    fitp.add_argument("file", metavar="FILE", help="bench CSV or plain list of per-press counts")
-    fitp.add_argument("--json", action="store_true", help="print the fit as JSON")
+    fitp.add_argument(
+        "file", metavar="FILE", help=i18n._("bench CSV or plain list of per-press counts")
+    )
+    fitp.add_argument("--json", action="store_true", help=i18n._("print the fit as JSON"))
     fitp.add_argument(
         "--write-config",
         metavar="FILE",
-        help="write the fitted values into this config's [jam] section, keeping the rest (a "
-        "file that does not exist yet starts as a copy of the default config)",
+        help=i18n._(
+            "write the fitted values into this config's [jam] section, keeping the rest (a "
+            "file that does not exist yet starts as a copy of the default config)"
+        ),
     )
     fitp.add_argument(
         "--max-burst",
         type=whole_number,
         metavar="N",
-        help="most cards per press (default and most: [limits] max_burst of the config written, "
-        "or of the default config)",
+        help=i18n._(
+            "most cards per press (default and most: [limits] max_burst of the config written, "
+            "or of the default config)"
+        ),
     )
     fitp.set_defaults(func=_fit)

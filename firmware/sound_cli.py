@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import i18n
 from firmware.errors import LauncherError, UsageError
 from firmware.sound_pack import EVENTS, Picker, SoundPack, load, resolve
 
@@ -91,17 +92,27 @@ def _play(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `launcher sound check | new | play`."""
-    parser = subparsers.add_parser("sound", help="check, start or try a sound pack")
+    parser = subparsers.add_parser("sound", help=i18n._("check, start or try a sound pack"))
     sub = parser.add_subparsers(dest="sound_command", metavar="ACTION")
     sub.required = True
-    check = sub.add_parser("check", help="check a sound pack and list its sounds")
-    check.add_argument("pack", nargs="?", metavar="PACK", help="pack folder (default: config's)")
-    check.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    check = sub.add_parser("check", help=i18n._("check a sound pack and list its sounds"))
+    check.add_argument(
+        "pack", nargs="?", metavar="PACK", help=i18n._("pack folder (default: config's)")
+    )
+    check.add_argument(
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
     check.set_defaults(func=_check)
-    new = sub.add_parser("new", help="write the default pack into DIR, to start your own")
+    new = sub.add_parser("new", help=i18n._("write the default pack into DIR, to start your own"))
     new.add_argument("dir", metavar="DIR")
     new.set_defaults(func=_new)
-    play = sub.add_parser("play", help="play one cue through the box's player (try the speaker)")
-    play.add_argument("event", metavar="EVENT", help=f"one of: {', '.join(EVENTS)}")
-    play.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    play = sub.add_parser(
+        "play", help=i18n._("play one cue through the box's player (try the speaker)")
+    )
+    play.add_argument(
+        "event", metavar="EVENT", help=i18n._("one of: {events}").format(events=", ".join(EVENTS))
+    )
+    play.add_argument(
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
     play.set_defaults(func=_play)
