@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+import i18n
 from firmware.commandline import whole_number, whole_number_from
 from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
@@ -773,48 +774,62 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``launcher bench``."""
     parser = subparsers.add_parser(
         "bench",
-        help="bench-test the ejector: timings, misfeeds, jams, cards per press",
-        description="Drive the ejector through the daemon's state machine and safety limits, "
-        "record one row per press and per card, and print a summary. Refuses to run while the "
-        "launcher daemon holds the pins. Exit 1 if the run stopped early (jam, empty, fault); "
-        "Ctrl-C stops it and still prints and writes what was measured (exit 130).",
+        help=i18n._("bench-test the ejector: timings, misfeeds, jams, cards per press"),
+        description=i18n._(
+            "Drive the ejector through the daemon's state machine and safety limits, "
+            "record one row per press and per card, and print a summary. Refuses to run while the "
+            "launcher daemon holds the pins. Exit 1 if the run stopped early (jam, empty, fault); "
+            "Ctrl-C stops it and still prints and writes what was measured (exit 130)."
+        ),
     )
-    parser.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
     parser.add_argument(
-        "--mock", action="store_true", help="mock pins with the simulated mechanism (the plant)"
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
+    parser.add_argument(
+        "--mock",
+        action="store_true",
+        help=i18n._("mock pins with the simulated mechanism (the plant)"),
     )
     count = parser.add_mutually_exclusive_group()
     count.add_argument(
         "--presses",
         type=whole_number,
         metavar="N",
-        help=f"presses to make (default {DEFAULT_PRESSES})",
+        help=i18n._("presses to make (default {n})").format(n=DEFAULT_PRESSES),
     )
-    count.add_argument("--cards", type=whole_number, metavar="N", help="run until N cards are out")
+    count.add_argument(
+        "--cards", type=whole_number, metavar="N", help=i18n._("run until N cards are out")
+    )
     parser.add_argument(
         "--mode",
         choices=MODES,
         default="fire",
-        help="fire: presses through the jam model; dispense: exactly --burst cards each",
+        help=i18n._("fire: presses through the jam model; dispense: exactly --burst cards each"),
     )
     parser.add_argument(
         "--burst",
         type=whole_number,
         metavar="K",
-        help=f"cards per dispense in --mode dispense (default {DEFAULT_BURST})",
+        help=i18n._("cards per dispense in --mode dispense (default {n})").format(n=DEFAULT_BURST),
     )
     parser.add_argument(
         "--seed",
         type=whole_number_from(0, MAX_SEED),
         metavar="S",
-        help="seed of the jam model (and of the mock plant): the same seed repeats the run's "
-        "presses; default the config's [jam] seed (0: fresh each run)",
+        help=i18n._(
+            "seed of the jam model (and of the mock plant): the same seed repeats the run's "
+            "presses; default the config's [jam] seed (0: fresh each run)"
+        ),
     )
     parser.add_argument(
         "--csv",
         metavar="FILE",
-        help="write press and card rows to this CSV (a new file, or one a bench run wrote)",
+        help=i18n._("write press and card rows to this CSV (a new file, or one a bench run wrote)"),
     )
-    parser.add_argument("--plot", metavar="FILE.png", help="write timing histograms to a PNG")
-    parser.add_argument("--json", action="store_true", help="print summary and rows as JSON")
+    parser.add_argument(
+        "--plot", metavar="FILE.png", help=i18n._("write timing histograms to a PNG")
+    )
+    parser.add_argument(
+        "--json", action="store_true", help=i18n._("print summary and rows as JSON")
+    )
     parser.set_defaults(func=_bench)

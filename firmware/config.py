@@ -285,14 +285,16 @@ class _Section:
         self.asked.append(key)
         value = self.table.get(key, _MISSING)
         if value is _MISSING and default is _MISSING:
-            raise self.fail(key, value, "required")
+            raise self.fail(key, value, i18n._("required"))
         return default if value is _MISSING else value
 
     def getint(self, key: str, default: object = _MISSING, *, lo: int, hi: int) -> int:
         """A whole number from `lo` to `hi` inclusive."""
         value = self._get(key, default)
         if not _is_int(value) or not lo <= value <= hi:  # type: ignore[operator]
-            raise self.fail(key, value, f"must be a whole number from {lo} to {hi}")
+            raise self.fail(
+                key, value, i18n._("must be a whole number from {lo} to {hi}").format(lo=lo, hi=hi)
+            )
         return int(value)  # type: ignore[arg-type]
 
     def getfloat(
@@ -316,8 +318,10 @@ class _Section:
     @staticmethod
     def _range(lo: float, hi: float, above: bool) -> str:
         if above:
-            return f"must be a number above {_num(lo)} and at most {_num(hi)}"
-        return f"must be a number from {_num(lo)} to {_num(hi)}"
+            return i18n._("must be a number above {lo} and at most {hi}").format(
+                lo=_num(lo), hi=_num(hi)
+            )
+        return i18n._("must be a number from {lo} to {hi}").format(lo=_num(lo), hi=_num(hi))
 
     def getchoice(self, key: str, default: object, choices: Iterable[str]) -> str:
         """One of a fixed set of strings."""
@@ -325,7 +329,7 @@ class _Section:
         choices = tuple(choices)
         if value not in choices:
             listed = ", ".join(json.dumps(c) for c in choices)
-            raise self.fail(key, value, f"must be one of {listed}")
+            raise self.fail(key, value, i18n._("must be one of {listed}").format(listed=listed))
         return str(value)
 
     def getstr(
@@ -340,7 +344,9 @@ class _Section:
     def getnumbers(self, key: str, default: object, *, lo: float, hi: float) -> tuple[float, ...]:
         """A list of numbers, each from `lo` to `hi`."""
         value = self._get(key, default)
-        allowed = f"must be a list of numbers from {_num(lo)} to {_num(hi)}"
+        allowed = i18n._("must be a list of numbers from {lo} to {hi}").format(
+            lo=_num(lo), hi=_num(hi)
+        )
         if not isinstance(value, (list, tuple)):
             raise self.fail(key, value, allowed)
         if not all(_is_number(v) and lo <= float(v) <= hi for v in value):
@@ -353,9 +359,14 @@ class _Section:
         if value is None:
             return None
         if not _is_int(value) or not PIN_MIN <= value <= PIN_MAX:  # type: ignore[operator]
-            allowed = f"must be a BCM GPIO number from {PIN_MIN} to {PIN_MAX}"
+            allowed = i18n._("must be a BCM GPIO number from {low} to {high}").format(
+                low=PIN_MIN, high=PIN_MAX
+            )
             if not required:
-                allowed += " (leave the key out if the part is not fitted)"
+                allowed = i18n._(
+                    "must be a BCM GPIO number from {low} to {high} "
+                    "(leave the key out if the part is not fitted)"
+                ).format(low=PIN_MIN, high=PIN_MAX)
             raise self.fail(key, value, allowed)
         return int(value)  # type: ignore[arg-type]
 
@@ -370,22 +381,36 @@ class _Section:
             if key in self.asked:
                 continue
             close = difflib.get_close_matches(key, self.asked, n=1)
-            hint = f"did you mean {close[0]}? " if close else ""
             known = ", ".join(self.asked)
-            raise self.fail(key, value, f"unknown key; {hint}known keys: {known}")
+            allowed = (
+                i18n._("unknown key; did you mean {close}? known keys: {known}")
+                if close
+                else i18n._("unknown key; known keys: {known}")
+            )
+            raise self.fail(
+                key, value, allowed.format(close=close[0] if close else "", known=known)
+            )
 
 
 def _read(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+        raise ConfigError(
+            i18n._("{path}: cannot read the config file: {error}").format(
+                path=path, error=exc.strerror or exc
+            )
+        ) from None
     try:
         return tomllib.loads(textfile.decode(data))
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a text file: TOML must be UTF-8") from None
+        raise ConfigError(
+            i18n._("{path}: not a text file: TOML must be UTF-8").format(path=path)
+        ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(
+            i18n._("{path}: not valid TOML: {error}").format(path=path, error=exc)
+        ) from None
 
 
 def _sections(path: str, doc: dict[str, Any]) -> dict[str, _Section]:
@@ -393,14 +418,24 @@ def _sections(path: str, doc: dict[str, Any]) -> dict[str, _Section]:
     for name, table in doc.items():
         if name not in SECTIONS:
             close = difflib.get_close_matches(name, SECTIONS, n=1)
-            hint = f"did you mean [{close[0]}]? " if close else ""
+            text = (
+                i18n._(
+                    "{path}: [{name}]: unknown section; did you mean [{close}]? "
+                    "known sections: {known}"
+                )
+                if close
+                else i18n._("{path}: [{name}]: unknown section; known sections: {known}")
+            )
             raise ConfigError(
-                f"{path}: [{name}]: unknown section; {hint}known sections: {', '.join(SECTIONS)}"
+                text.format(
+                    path=path, name=name, close=close[0] if close else "", known=", ".join(SECTIONS)
+                )
             )
         if not isinstance(table, dict):
             raise ConfigError(
-                f"{path}: {name} = {_show(table)}: must be a section, written [{name}] on its own"
-                " line"
+                i18n._(
+                    "{path}: {name} = {value}: must be a section, written [{name}] on its own line"
+                ).format(path=path, name=name, value=_show(table))
             )
     for name in SECTIONS:
         sections[name] = _Section(path, name, doc.get(name, {}))
@@ -415,7 +450,11 @@ def _read_pins(sec: _Section) -> PinsConfig:
         pin = sec.getpin(f.name, required=required)
         if pin is not None and pin in owner:
             raise sec.fail(
-                f.name, pin, f"GPIO {pin} is already used by {owner[pin]}; each pin has one part"
+                f.name,
+                pin,
+                i18n._("GPIO {pin} is already used by {owner}; each pin has one part").format(
+                    pin=pin, owner=owner[pin]
+                ),
             )
         if pin is not None:
             owner[pin] = f.name
@@ -506,7 +545,7 @@ def load(path: str | Path) -> Config:
             "name",
             BoxConfig.name,
             check=lambda v: 1 <= len(v) <= 32 and v.isascii() and v.isprintable(),
-            allowed="must be 1 to 32 printable ASCII characters",
+            allowed=i18n._("must be 1 to 32 printable ASCII characters"),
         ),
         seats=sec.getint("seats", BoxConfig.seats, lo=2, hi=10),
     )
@@ -557,7 +596,7 @@ def load(path: str | Path) -> Config:
         raise sec.fail(
             "max_angle",
             sec.table.get("max_angle", max_angle),
-            f"must be above [servo] min_angle = {_num(min_angle)}",
+            i18n._("must be above [servo] min_angle = {angle}").format(angle=_num(min_angle)),
         )
     seat_angles = sec.getnumbers(
         "seat_angles", list(ServoConfig.seat_angles), lo=min_angle, hi=max_angle
@@ -566,7 +605,9 @@ def load(path: str | Path) -> Config:
         raise sec.fail(
             "seat_angles",
             list(seat_angles),
-            f"must list one angle per seat: {box.seats} angles for [box] seats = {box.seats}",
+            i18n._("must list one angle per seat: {seats} angles for [box] seats = {seats}").format(
+                seats=box.seats
+            ),
         )
     servo = ServoConfig(min_angle=min_angle, max_angle=max_angle, seat_angles=seat_angles)
     sec.check_unknown()
@@ -581,7 +622,7 @@ def load(path: str | Path) -> Config:
             "buzzer_tone",
             FeedbackConfig.buzzer_tone,
             check=lambda v: _NOTE.fullmatch(v) is not None,
-            allowed='must be a note name in octaves 1 to 7, like "A4", "C#5" or "Bb3"',
+            allowed=i18n._('must be a note name in octaves 1 to 7, like "A4", "C#5" or "Bb3"'),
         ),
         big_burst=sec.getint("big_burst", FeedbackConfig.big_burst, lo=1, hi=limits.max_burst),
     )
@@ -629,11 +670,13 @@ def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
             k for k in ("light_red", "light_green", "light_blue") if getattr(pins, k) is None
         )
         raise pins_sec.fail(
-            missing, _MISSING, "an RGB light needs light_red, light_green and light_blue"
+            missing, _MISSING, i18n._("an RGB light needs light_red, light_green and light_blue")
         )
     if rgb[0] is not None and pins.light_data is not None:
         raise pins_sec.fail(
-            "light_data", pins.light_data, "a WS2812 light or an RGB light, not both; leave one out"
+            "light_data",
+            pins.light_data,
+            i18n._("a WS2812 light or an RGB light, not both; leave one out"),
         )
 
 
@@ -648,13 +691,13 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
             "pack",
             SoundConfig.pack,
             check=lambda v: 0 < len(v) <= 4096 and "\0" not in v,
-            allowed='must be "default" or the folder of a sound pack',
+            allowed=i18n._('must be "default" or the folder of a sound pack'),
         ),
         device=sec.getstr(
             "device",
             SoundConfig.device,
             check=lambda v: len(v) <= 64 and v.isascii() and v.isprintable() and " " not in v,
-            allowed='must be an ALSA device name like "hw:1,0" or "" (the default device)',
+            allowed=i18n._('must be an ALSA device name like "hw:1,0" or "" (the default device)'),
         ),
         seed=sec.getint("seed", SoundConfig.seed, lo=0, hi=MAX_SEED),
     )
@@ -673,7 +716,9 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
         or not 1 <= len(colors) <= 10
         or not all(isinstance(c, str) and _is_color(c) for c in colors)
     ):
-        raise sec.fail("seat_colors", colors, 'must be a list of 1 to 10 colours like "#e53935"')
+        raise sec.fail(
+            "seat_colors", colors, i18n._('must be a list of 1 to 10 colours like "#e53935"')
+        )
     light = LightConfig(
         pixels=sec.getint("pixels", LightConfig.pixels, lo=1, hi=64),
         brightness=sec.getfloat("brightness", LightConfig.brightness, lo=0, hi=1, above=True),
@@ -684,10 +729,10 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
     sec = s["patterns"]
     enabled = sec._get("enabled", PatternsConfig.enabled)
     if not isinstance(enabled, bool):
-        raise sec.fail("enabled", enabled, "must be true or false")
+        raise sec.fail("enabled", enabled, i18n._("must be true or false"))
     raw = sec._get("pattern", [])
     if not isinstance(raw, list):
-        raise sec.fail("pattern", raw, "must be written as [[patterns.pattern]] tables")
+        raise sec.fail("pattern", raw, i18n._("must be written as [[patterns.pattern]] tables"))
     own = []
     whir_max = limits.ejector_max_on_ms - 1
     for item in raw:
@@ -697,9 +742,9 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
             raise ConfigError(f"{sec.path}: [[patterns.pattern]] {exc}") from None
     builtin = sec._get("builtin", PatternsConfig.builtin)
     if not isinstance(builtin, bool):
-        raise sec.fail("builtin", builtin, "must be true or false")
+        raise sec.fail("builtin", builtin, i18n._("must be true or false"))
     if not builtin and not own:
-        raise sec.fail("builtin", builtin, "needs [[patterns.pattern]] tables of your own")
+        raise sec.fail("builtin", builtin, i18n._("needs [[patterns.pattern]] tables of your own"))
     patterns = PatternsConfig(
         enabled=enabled,
         seed=sec.getint("seed", PatternsConfig.seed, lo=0, hi=MAX_SEED),
@@ -711,10 +756,14 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
     sec = s["attenuation"]
     spam = sec._get("spam_sound", AttenuationConfig.spam_sound)
     if not isinstance(spam, bool):
-        raise sec.fail("spam_sound", spam, "must be true or false")
+        raise sec.fail("spam_sound", spam, i18n._("must be true or false"))
     curve = sec.getnumbers("curve", list(AttenuationConfig.curve), lo=0, hi=1)
     if not 1 <= len(curve) <= MAX_CURVE:
-        raise sec.fail("curve", list(curve), f"must list 1 to {MAX_CURVE} factors from 0 to 1")
+        raise sec.fail(
+            "curve",
+            list(curve),
+            i18n._("must list 1 to {most} factors from 0 to 1").format(most=MAX_CURVE),
+        )
     attenuation = AttenuationConfig(
         window_ms=sec.getint("window_ms", AttenuationConfig.window_ms, lo=0, hi=MAX_WINDOW_MS),
         curve=curve,
@@ -759,25 +808,29 @@ def _check_ejector(
             raise pins_sec.fail(
                 "ejector_backward",
                 _MISSING,
-                'required with [ejector] kind = "motor" (H-bridge IN2)',
+                i18n._('required with [ejector] kind = "motor" (H-bridge IN2)'),
             )
         if ejector.soft_start_ms > 0 and pins.ejector_enable is None:
             raise ejector_sec.fail(
                 "soft_start_ms",
                 ejector.soft_start_ms,
-                "soft start needs [pins] ejector_enable (H-bridge EN); set it or use 0",
+                i18n._("soft start needs [pins] ejector_enable (H-bridge EN); set it or use 0"),
             )
         if ejector.retract_ms >= limits.ejector_max_on_ms:
             raise ejector_sec.fail(
                 "retract_ms",
                 ejector.retract_ms,
-                f"must be below [limits] ejector_max_on_ms = {limits.ejector_max_on_ms}",
+                i18n._("must be below [limits] ejector_max_on_ms = {ms}").format(
+                    ms=limits.ejector_max_on_ms
+                ),
             )
         if timing.card_timeout_ms >= limits.ejector_max_on_ms:
             raise limits_sec.fail(
                 "ejector_max_on_ms",
                 limits.ejector_max_on_ms,
-                f"must be above [timing] card_timeout_ms = {timing.card_timeout_ms}",
+                i18n._("must be above [timing] card_timeout_ms = {ms}").format(
+                    ms=timing.card_timeout_ms
+                ),
             )
     else:
         for key in ("ejector_backward", "ejector_enable"):
@@ -785,19 +838,23 @@ def _check_ejector(
                 raise pins_sec.fail(
                     key,
                     getattr(pins, key),
-                    'not used with [ejector] kind = "solenoid"; leave it out',
+                    i18n._('not used with [ejector] kind = "solenoid"; leave it out'),
                 )
         if ejector.pulse_ms > limits.solenoid_max_on_ms:
             raise ejector_sec.fail(
                 "pulse_ms",
                 ejector.pulse_ms,
-                f"must be at most [limits] solenoid_max_on_ms = {limits.solenoid_max_on_ms}",
+                i18n._("must be at most [limits] solenoid_max_on_ms = {ms}").format(
+                    ms=limits.solenoid_max_on_ms
+                ),
             )
     if pins.flywheel is not None and ejector.flywheel_spinup_ms >= limits.flywheel_max_on_ms:
         raise ejector_sec.fail(
             "flywheel_spinup_ms",
             ejector.flywheel_spinup_ms,
-            f"must be below [limits] flywheel_max_on_ms = {limits.flywheel_max_on_ms}",
+            i18n._("must be below [limits] flywheel_max_on_ms = {ms}").format(
+                ms=limits.flywheel_max_on_ms
+            ),
         )
 
 
@@ -807,16 +864,22 @@ def _check_ejector(
 def summary(cfg: Config) -> list[str]:
     """A few lines describing a checked config, for `launcher config check`."""
     pins = cfg.pins
-    if cfg.ejector.kind == "motor":
-        drive = f"motor on GPIO {pins.ejector_forward}/{pins.ejector_backward}"
+    ejector = cfg.ejector
+    if ejector.kind == "motor":
+        drive = i18n._("motor on GPIO {forward}/{backward}").format(
+            forward=pins.ejector_forward, backward=pins.ejector_backward
+        )
         if pins.ejector_enable is not None:
-            drive += f", enable GPIO {pins.ejector_enable}"
-            if cfg.ejector.soft_start_ms:
-                drive += f" (soft start {cfg.ejector.soft_start_ms} ms)"
+            drive = i18n._("{drive}, enable GPIO {pin}").format(
+                drive=drive, pin=pins.ejector_enable
+            )
+            if ejector.soft_start_ms:
+                drive = i18n._("{drive} (soft start {ms} ms)").format(
+                    drive=drive, ms=ejector.soft_start_ms
+                )
     else:
-        drive = (
-            f"solenoid on GPIO {pins.ejector_forward} "
-            f"({cfg.ejector.pulse_ms} ms on, {cfg.ejector.recovery_ms} ms off)"
+        drive = i18n._("solenoid on GPIO {pin} ({on} ms on, {off} ms off)").format(
+            pin=pins.ejector_forward, on=ejector.pulse_ms, off=ejector.recovery_ms
         )
     optional = [
         f.name
@@ -826,19 +889,42 @@ def summary(cfg: Config) -> list[str]:
     lim = cfg.limits
     jam = cfg.jam
     if jam.mode == "hazard":
-        model = f"hazard (base {jam.base:g}, step {jam.step:g}, max_dry {jam.max_dry})"
+        model = i18n._("hazard (base {base}, step {step}, max_dry {max_dry})").format(
+            base=f"{jam.base:g}", step=f"{jam.step:g}", max_dry=jam.max_dry
+        )
     elif jam.mode == "pattern":
-        model = f"pattern of {len(jam.pattern)} presses"
+        model = i18n.ngettext(
+            "pattern of {n} press", "pattern of {n} presses", len(jam.pattern)
+        ).format(n=len(jam.pattern))
     else:
-        model = f"fixed {jam.count} per press"
+        model = i18n._("fixed {count} per press").format(count=jam.count)
     return [
-        f"{cfg.path}: OK",
-        f"  box {cfg.box.name!r}, {cfg.box.seats} seats",
-        f"  ejector: {drive}; button GPIO {pins.button}, sensor GPIO {pins.sensor}",
-        f"  fitted: {', '.join(optional) if optional else 'nothing optional'}",
-        f"  limits: ejector {lim.ejector_max_on_ms} ms, max_burst {lim.max_burst}, "
-        f"unjam_retries {lim.unjam_retries}, queue {lim.press_queue}",
-        f"  jam model: {model}, seed {jam.seed or 'fresh each start'}",
+        i18n._("{path}: OK").format(path=cfg.path),
+        "  "
+        + i18n.ngettext(
+            "box {name}, {seats} seat", "box {name}, {seats} seats", cfg.box.seats
+        ).format(name=repr(cfg.box.name), seats=cfg.box.seats),
+        "  "
+        + i18n._("ejector: {drive}; button GPIO {button}, sensor GPIO {sensor}").format(
+            drive=drive, button=pins.button, sensor=pins.sensor
+        ),
+        "  "
+        + i18n._("fitted: {parts}").format(
+            parts=", ".join(optional) if optional else i18n._("nothing optional")
+        ),
+        "  "
+        + i18n._(
+            "limits: ejector {ms} ms, max_burst {burst}, unjam_retries {retries}, queue {queue}"
+        ).format(
+            ms=lim.ejector_max_on_ms,
+            burst=lim.max_burst,
+            retries=lim.unjam_retries,
+            queue=lim.press_queue,
+        ),
+        "  "
+        + i18n._("jam model: {model}, seed {seed}").format(
+            model=model, seed=jam.seed or i18n._("fresh each start")
+        ),
     ]
 
 

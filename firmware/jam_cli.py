@@ -19,6 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import i18n
 from firmware import textfile
 from firmware.commandline import whole_number, whole_number_from
 from firmware.errors import ConfigError, UsageError
@@ -101,7 +102,7 @@ def format_describe(d: dict[str, Any]) -> str:
 
 def _show(args: argparse.Namespace) -> int:
     if not 0 <= args.max_n <= 1000:
-        raise UsageError(f"--max-n must be between 0 and 1000, got {args.max_n}")
+        raise UsageError(i18n._("--max-n must be between 0 and 1000, got {n}").format(n=args.max_n))
     from firmware.attenuation import Attenuator
     from firmware.config import load
 
@@ -145,7 +146,11 @@ def sample_report(params: JamParams, presses: int, seed: int) -> dict[str, Any]:
 
 def _sample(args: argparse.Namespace) -> int:
     if not 1 <= args.presses <= MAX_PRESSES:
-        raise UsageError(f"--presses must be between 1 and {MAX_PRESSES}, got {args.presses}")
+        raise UsageError(
+            i18n._("--presses must be between 1 and {most}, got {n}").format(
+                most=MAX_PRESSES, n=args.presses
+            )
+        )
     params, _ = load_params(args.config)
     report = sample_report(params, args.presses, args.seed)
     if args.json:
@@ -187,16 +192,20 @@ def read_counts(path: str, *, max_burst: int = 12) -> list[int]:
     try:
         text = textfile.read_text(path)
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UsageError(
+            i18n._("cannot read {path}: {error}").format(path=path, error=exc.strerror or exc)
+        ) from None
     except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a text file (expected a CSV or a list of counts)") from None
+        raise UsageError(
+            i18n._("{path}: not a text file (expected a CSV or a list of counts)").format(path=path)
+        ) from None
     first = next((line for line in text.splitlines() if line.strip()), "")
     if re.search(r"[A-Za-z_]", first.split("#", 1)[0]):
         counts = _read_csv(path, text, max_burst)
     else:
         counts = _read_plain(path, text, max_burst)
     if not counts:
-        raise UsageError(f"{path}: no per-press counts found")
+        raise UsageError(i18n._("{path}: no per-press counts found").format(path=path))
     return counts
 
 
@@ -204,11 +213,17 @@ def _count(path: str, line: int, raw: str, max_burst: int, what: str = "count") 
     value = raw.strip()
     if not re.fullmatch(r"\d+", value):
         raise UsageError(
-            f"{path}:{line}: {what} {value!r} is not a whole number of cards (0-{max_burst})"
+            i18n._(
+                "{path}:{line}: {what} {value!r} is not a whole number of cards (0-{most})"
+            ).format(path=path, line=line, what=what, value=value, most=max_burst)
         )
     count = int(value)
     if count > max_burst:
-        raise UsageError(f"{path}:{line}: {count} cards is more than max_burst ({max_burst})")
+        raise UsageError(
+            i18n._("{path}:{line}: {count} cards is more than max_burst ({most})").format(
+                path=path, line=line, count=count, most=max_burst
+            )
+        )
     return count
 
 
@@ -228,13 +243,19 @@ def _read_csv(path: str, text: str, max_burst: int) -> list[int]:
     column = "ejected" if "ejected" in fields else "planned" if "planned" in fields else None
     if column is None:
         raise UsageError(
-            f"{path}:1: a CSV needs an 'ejected' or 'planned' column, found {', '.join(fields)}"
+            i18n._("{path}:1: a CSV needs an 'ejected' or 'planned' column, found {fields}").format(
+                path=path, fields=", ".join(fields)
+            )
         )
     counts = []
     for row in reader:
         line = reader.line_num
         if None in row:
-            raise UsageError(f"{path}:{line}: more fields than the header has ({len(fields)})")
+            raise UsageError(
+                i18n._("{path}:{line}: more fields than the header has ({n})").format(
+                    path=path, line=line, n=len(fields)
+                )
+            )
         if all(not (v or "").strip() for v in row.values()):
             continue
         if "row" in row and (row["row"] or "").strip() != "press":
@@ -242,7 +263,11 @@ def _read_csv(path: str, text: str, max_burst: int) -> list[int]:
         if (row.get("reason") or "").strip() in UNSERVED:
             continue
         if row[column] is None:
-            raise UsageError(f"{path}:{line}: missing the {column!r} field")
+            raise UsageError(
+                i18n._("{path}:{line}: missing the {column!r} field").format(
+                    path=path, line=line, column=column
+                )
+            )
         counts.append(_count(path, line, row[column], max_burst, what=column))
     return counts
 
@@ -377,27 +402,41 @@ def read_target(path: str) -> tuple[str, int, bool]:
 
     target = Path(path)
     if target.is_dir():
-        raise UsageError(f"--write-config {path}: is a directory; give the config file to update")
+        raise UsageError(
+            i18n._("--write-config {path}: is a directory; give the config file to update").format(
+                path=path
+            )
+        )
     exists = target.exists()
     if not exists and not target.parent.is_dir():
-        raise UsageError(f"--write-config {path}: folder {target.parent} does not exist")
+        raise UsageError(
+            i18n._("--write-config {path}: folder {folder} does not exist").format(
+                path=path, folder=target.parent
+            )
+        )
     source = target if exists else default_config_path()
     try:
         text = textfile.read_text(source)
     except OSError as exc:
-        raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
+        raise UsageError(
+            i18n._("cannot read {path}: {error}").format(path=source, error=exc.strerror or exc)
+        ) from None
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a text file (TOML must be UTF-8); not rewritten") from None
+        raise ConfigError(
+            i18n._("{path}: not a text file (TOML must be UTF-8); not rewritten").format(path=path)
+        ) from None
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); not rewritten") from None
+        raise ConfigError(
+            i18n._("{path}: not valid TOML ({error}); not rewritten").format(path=path, error=exc)
+        ) from None
     try:
         # Only the limits now: the [jam] values they must allow are what the fit replaces;
         # the whole file is checked once they are written (write_config).
         limit = read_limits(source).max_burst
     except ConfigError as exc:
-        raise ConfigError(f"{exc}; not rewritten") from None
+        raise ConfigError(i18n._("{error}; not rewritten").format(error=exc)) from None
     return text, limit, exists
 
 
@@ -421,7 +460,9 @@ def write_config(path: str, params: JamParams, text: str | None = None) -> None:
             load(tmp)
         except ConfigError as exc:
             # Name the user's file, not our temporary copy of it.
-            raise ConfigError(f"{str(exc).replace(tmp, path)}; not rewritten") from None
+            raise ConfigError(
+                i18n._("{error}; not rewritten").format(error=str(exc).replace(tmp, path))
+            ) from None
         if target.exists():
             os.chmod(tmp, target.stat().st_mode & 0o7777)
         else:
@@ -437,15 +478,23 @@ def _fit(args: argparse.Namespace) -> int:
     # default one. A bigger --max-burst would write weights that box can never fire.
     if args.write_config:
         text, limit, existed = read_target(args.write_config)
-        where = f"[limits] max_burst = {limit} of {args.write_config}"
+        where = i18n._("[limits] max_burst = {limit} of {path}").format(
+            limit=limit, path=args.write_config
+        )
     else:
         text, existed = None, False
         limit = load_params(None)[1]
-        where = f"[limits] max_burst = {limit} of the default config; for a box with another "
-        where += "limit give --write-config ITS_CONFIG"
+        where = i18n._(
+            "[limits] max_burst = {limit} of the default config; for a box with another "
+            "limit give --write-config ITS_CONFIG"
+        ).format(limit=limit)
     max_burst = limit if args.max_burst is None else args.max_burst
     if not 1 <= max_burst <= limit:
-        raise UsageError(f"--max-burst must be from 1 to {where}, got {max_burst}")
+        raise UsageError(
+            i18n._("--max-burst must be from 1 to {where}, got {n}").format(
+                where=where, n=max_burst
+            )
+        )
     counts = read_counts(args.file, max_burst=max_burst)
     try:
         result = fit(counts, max_burst=max_burst)
@@ -461,8 +510,15 @@ def _fit(args: argparse.Namespace) -> int:
     else:
         print(format_fit(result, args.file))
         if args.write_config:
-            fresh = "" if existed else " (a new file, from the default config)"
-            print(f"wrote the fitted [jam] values into {args.write_config}{fresh}")
+            wrote = (
+                i18n._("wrote the fitted [jam] values into {path}")
+                if existed
+                else i18n._(
+                    "wrote the fitted [jam] values into {path} "
+                    "(a new file, from the default config)"
+                )
+            )
+            print(wrote.format(path=args.write_config))
     return 0
 
 
@@ -473,58 +529,79 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``launcher model show | sample | fit``."""
     parser = subparsers.add_parser(
         "model",
-        help="show, sample or fit the jam model",
-        description="The jam model decides how many cards each press fires. Show its exact "
-        "distributions, draw presses from it, or fit it to a recording of a real box.",
+        help=i18n._("show, sample or fit the jam model"),
+        description=i18n._(
+            "The jam model decides how many cards each press fires. Show its exact "
+            "distributions, draw presses from it, or fit it to a recording of a real box."
+        ),
     )
     sub = parser.add_subparsers(dest="model_command", metavar="ACTION")
     sub.required = True
 
     show = sub.add_parser(
         "show",
-        help="exact distributions of the configured model",
-        description="Print the configured jam model's exact distributions: chance to fire "
-        "after n dry presses, dry-streak lengths, burst sizes, cards per press.",
+        help=i18n._("exact distributions of the configured model"),
+        description=i18n._(
+            "Print the configured jam model's exact distributions: chance to fire "
+            "after n dry presses, dry-streak lengths, burst sizes, cards per press."
+        ),
     )
-    show.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
-    show.add_argument("--json", action="store_true", help="print describe() as JSON")
     show.add_argument(
-        "--max-n", type=whole_number, default=30, metavar="N", help="longest streak listed"
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
+    show.add_argument("--json", action="store_true", help=i18n._("print describe() as JSON"))
+    show.add_argument(
+        "--max-n", type=whole_number, default=30, metavar="N", help=i18n._("longest streak listed")
     )
     show.set_defaults(func=_show)
 
     smp = sub.add_parser(
         "sample",
-        help="draw presses from the configured model",
-        description="Draw presses from the configured jam model with a fixed seed; the JSON "
-        "holds the per-press counts and dry-streak statistics.",
+        help=i18n._("draw presses from the configured model"),
+        description=i18n._(
+            "Draw presses from the configured jam model with a fixed seed; the JSON "
+            "holds the per-press counts and dry-streak statistics."
+        ),
     )
-    smp.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    smp.add_argument(
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
     smp.add_argument("--presses", type=whole_number, required=True, metavar="N")
     smp.add_argument("--seed", type=whole_number_from(0, MAX_SEED), required=True, metavar="S")
-    smp.add_argument("--json", action="store_true", help="print counts and statistics as JSON")
+    smp.add_argument(
+        "--json", action="store_true", help=i18n._("print counts and statistics as JSON")
+    )
     smp.set_defaults(func=_sample)
 
     fitp = sub.add_parser(
         "fit",
-        help="fit a hazard model to recorded presses",
-        description="Fit base, step, max_dry and burst_weights by maximum likelihood to "
-        "recorded per-press counts: a `launcher bench --csv` file (the 'ejected' or 'planned' "
-        "column of press rows) or a text file of counts separated by newlines, commas or spaces.",
+        help=i18n._("fit a hazard model to recorded presses"),
+        description=i18n._(
+            "Fit base, step, max_dry and burst_weights by maximum likelihood to "
+            "recorded per-press counts: a `launcher bench --csv` file (the 'ejected' or 'planned' "
+            "column of press rows) or a text file of counts separated by newlines, commas or "
+            "spaces."
+        ),
     )
-    fitp.add_argument("file", metavar="FILE", help="bench CSV or plain list of per-press counts")
-    fitp.add_argument("--json", action="store_true", help="print the fit as JSON")
+    fitp.add_argument(
+        "file", metavar="FILE", help=i18n._("bench CSV or plain list of per-press counts")
+    )
+    fitp.add_argument("--json", action="store_true", help=i18n._("print the fit as JSON"))
     fitp.add_argument(
         "--write-config",
         metavar="FILE",
-        help="write the fitted values into this config's [jam] section, keeping the rest (a "
-        "file that does not exist yet starts as a copy of the default config)",
+        help=i18n._(
+            "write the fitted values into this config's [jam] section, keeping the rest (a "
+            "file that does not exist yet starts as a copy of the default config)"
+        ),
     )
     fitp.add_argument(
         "--max-burst",
         type=whole_number,
         metavar="N",
-        help="most cards per press (default and most: [limits] max_burst of the config written, "
-        "or of the default config)",
+        help=i18n._(
+            "most cards per press (default and most: [limits] max_burst of the config written, "
+            "or of the default config)"
+        ),
     )
     fitp.set_defaults(func=_fit)

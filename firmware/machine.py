@@ -18,6 +18,8 @@ from typing import Any, Protocol
 
 from transitions import EventData, Machine
 
+import i18n
+
 STATES: list[str] = [
     "booting",  # config read, devices built, self-test running
     "idle",  # ready for a press
@@ -212,13 +214,15 @@ def register(subparsers: Any) -> None:
     """Add ``launcher diagram``."""
     parser = subparsers.add_parser(
         "diagram",
-        help="print the state diagram (mermaid) generated from the state tables",
-        description="Print the launcher state diagram as mermaid, generated from the tables in "
-        "firmware/machine.py.",
+        help=i18n._("print the state diagram (mermaid) generated from the state tables"),
+        description=i18n._(
+            "Print the launcher state diagram as mermaid, generated from the tables in "
+            "firmware/machine.py."
+        ),
     )
     parser.add_argument(
         "--markdown",
         action="store_true",
-        help="print the whole docs/state-machine.md page instead of the bare diagram",
+        help=i18n._("print the whole docs/state-machine.md page instead of the bare diagram"),
     )
     parser.set_defaults(func=_cmd_diagram)

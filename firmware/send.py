@@ -34,7 +34,7 @@ OPS: dict[str, tuple[tuple[str, ...], str]] = {
     for op in TABLE
     if not op.by_link and {a.name for a in op.args if a.required} <= set(op.send_args)
 }
-OPS["watch"] = ((), "print events as they arrive until Ctrl-C")
+OPS["watch"] = ((), i18n.N_("print events as they arrive until Ctrl-C"))
 # Box error codes that mean the person asked for something wrong (exit 2, not 1).
 USAGE_CODES = frozenset({"BAD_ARG", "UNKNOWN_OP", "BAD_PORT"})
 # The first bytes of every SQLite database file (the host state file is one).
@@ -44,14 +44,14 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `launcher send` to the `launcher` command line."""
     listing = "\n".join(
-        f"  {' '.join([op, *(a.upper() for a in names)]):<16} {text}"
+        f"  {' '.join([op, *(a.upper() for a in names)]):<16} {i18n._(text)}"
         for op, (names, text) in OPS.items()
     )
     parser = subparsers.add_parser(
         "send",
         help=i18n._("send one command to a box (or watch its events)"),
         description=i18n._("Send one command to a launcher box over its serial port."),
-        epilog="operations:\n" + listing,
+        epilog=i18n._("operations:") + "\n" + listing,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -94,17 +94,31 @@ def parse_op(op: str, values: list[str]) -> list[int]:
     """Check `op` and how many arguments it has; returns the arguments as integers (whole
     numbers; their range is the box's to check). Raises ValueError with one line."""
     if op not in OPS:
-        raise ValueError(f"unknown operation {op!r}; allowed: {', '.join(OPS)}")
+        raise ValueError(
+            i18n._("unknown operation {op!r}; allowed: {allowed}").format(
+                op=op, allowed=", ".join(OPS)
+            )
+        )
     names = OPS[op][0]
     if len(values) != len(names):
-        wanted = " ".join(n.upper() for n in names) or "no arguments"
-        raise ValueError(f"{op} takes {wanted}, got {len(values)} argument(s)")
+        wanted = " ".join(n.upper() for n in names) or i18n._("no arguments")
+        raise ValueError(
+            i18n.ngettext(
+                "{op} takes {wanted}, got {n} argument",
+                "{op} takes {wanted}, got {n} arguments",
+                len(values),
+            ).format(op=op, wanted=wanted, n=len(values))
+        )
     numbers = []
     for name, text in zip(names, values, strict=True):
         try:
             numbers.append(int(text))
         except ValueError:
-            raise ValueError(f"{op}: {name.upper()} must be a whole number, got {text!r}") from None
+            raise ValueError(
+                i18n._("{op}: {name} must be a whole number, got {text!r}").format(
+                    op=op, name=name.upper(), text=text
+                )
+            ) from None
     # Ranges are the box's: only it knows its config ([limits] max_burst, seats), and it
     # answers a number out of range with BAD_ARG naming the range.
     return numbers
@@ -115,17 +129,25 @@ def _check_state_path(path: str) -> None:
     existing folder): found here, the client's SQLite message would not say which is wrong."""
     target = Path(path)
     if target.is_dir():
-        raise ValueError(f"--state {path}: is a directory; give a file name")
+        raise ValueError(
+            i18n._("--state {path}: is a directory; give a file name").format(path=path)
+        )
     if not target.exists() and not target.parent.is_dir():
-        raise ValueError(f"--state {path}: folder {target.parent} does not exist")
+        raise ValueError(
+            i18n._("--state {path}: folder {folder} does not exist").format(
+                path=path, folder=target.parent
+            )
+        )
     if target.is_file() and target.stat().st_size:
         with target.open("rb") as handle:
             head = handle.read(len(SQLITE_MAGIC))
         if head != SQLITE_MAGIC:
             # Not ours: refuse rather than let SQLite fail (or a typo point at a precious file).
             raise ValueError(
-                f"--state {path}: not a host state file (SQLite); give a new file name or one "
-                "an earlier --state run wrote"
+                i18n._(
+                    "--state {path}: not a host state file (SQLite); give a new file name or one "
+                    "an earlier --state run wrote"
+                ).format(path=path)
             )
 
 
@@ -136,9 +158,11 @@ def describe_reply(op: str, reply: dict[str, Any]) -> str:
         return " ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in params.items())
     if op == "selftest":
         checks = reply.get("checks") or []
-        lines = [f"selftest {'passed' if reply.get('passed') else 'FAILED'}"]
+        lines = [i18n._("selftest passed") if reply.get("passed") else i18n._("selftest FAILED")]
         lines += [
-            f"  {'ok  ' if c.get('ok') else 'FAIL'} {c.get('name')}: {c.get('detail', '')}"
+            "  "
+            + (i18n._("ok  ") if c.get("ok") else i18n._("FAIL"))
+            + f" {c.get('name')}: {c.get('detail', '')}"
             for c in checks
         ]
         return "\n".join(lines)
@@ -157,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         numbers = parse_op(args.op, args.args)
         if args.total and args.op != "load":
-            raise ValueError("--total only goes with load")
+            raise ValueError(i18n._("--total only goes with load"))
         if args.state is not None:
             _check_state_path(args.state)
     except ValueError as exc:

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import i18n
 from firmware.errors import LauncherError, UsageError
 from firmware.sound_pack import EVENTS, Picker, SoundPack, load, resolve
 
@@ -58,50 +59,80 @@ def _new(args: argparse.Namespace) -> int:
 
     out = Path(args.dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"{out}: exists and is not an empty folder; name a new one")
+        raise UsageError(
+            i18n._("{path}: exists and is not an empty folder; name a new one").format(path=out)
+        )
     make_pack(out)
     print(
-        f"{out}: the default pack; edit pack.toml, add WAV files, set [sound] pack = {str(out)!r}"
+        i18n._(
+            "{path}: the default pack; edit pack.toml, add WAV files, set [sound] pack = {quoted}"
+        ).format(path=out, quoted=repr(str(out)))
     )
     return 0
 
 
 def _play(args: argparse.Namespace) -> int:
     if args.event not in EVENTS:
-        raise UsageError(f"unknown event {args.event!r}; known: {', '.join(EVENTS)}")
+        raise UsageError(
+            i18n._("unknown event {event!r}; known: {known}").format(
+                event=args.event, known=", ".join(EVENTS)
+            )
+        )
     cfg = _config(args.config)
     pack = load(resolve(cfg.sound.pack, base=Path(cfg.path).parent))
     sound = Picker(pack, seed=cfg.sound.seed).pick(args.event)
     if sound is None:
-        print(f"the pack {pack.name!r} leaves {args.event} silent")
+        print(
+            i18n._("the pack {name!r} leaves {event} silent").format(
+                name=pack.name, event=args.event
+            )
+        )
         return 0
     if cfg.sound.player == "none":
-        raise LauncherError('[sound] player = "none": this box plays nothing')
+        raise LauncherError(i18n._('[sound] player = "none": this box plays nothing'))
     player = shutil.which("aplay")
     if player is None:
-        raise LauncherError("aplay not found: install alsa-utils (apt-get install alsa-utils)")
+        raise LauncherError(
+            i18n._("aplay not found: install alsa-utils (apt-get install alsa-utils)")
+        )
     cmd = [player, "-q", *(["-D", cfg.sound.device] if cfg.sound.device else []), str(sound.path)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise LauncherError(f"aplay could not play {sound.file}: {last}")
-    print(f"played {sound.file} ({sound.duration_ms} ms) for {args.event}")
+        raise LauncherError(
+            i18n._("aplay could not play {file}: {error}").format(file=sound.file, error=last)
+        )
+    print(
+        i18n._("played {file} ({ms} ms) for {event}").format(
+            file=sound.file, ms=sound.duration_ms, event=args.event
+        )
+    )
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `launcher sound check | new | play`."""
-    parser = subparsers.add_parser("sound", help="check, start or try a sound pack")
+    parser = subparsers.add_parser("sound", help=i18n._("check, start or try a sound pack"))
     sub = parser.add_subparsers(dest="sound_command", metavar="ACTION")
     sub.required = True
-    check = sub.add_parser("check", help="check a sound pack and list its sounds")
-    check.add_argument("pack", nargs="?", metavar="PACK", help="pack folder (default: config's)")
-    check.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    check = sub.add_parser("check", help=i18n._("check a sound pack and list its sounds"))
+    check.add_argument(
+        "pack", nargs="?", metavar="PACK", help=i18n._("pack folder (default: config's)")
+    )
+    check.add_argument(
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
     check.set_defaults(func=_check)
-    new = sub.add_parser("new", help="write the default pack into DIR, to start your own")
+    new = sub.add_parser("new", help=i18n._("write the default pack into DIR, to start your own"))
     new.add_argument("dir", metavar="DIR")
     new.set_defaults(func=_new)
-    play = sub.add_parser("play", help="play one cue through the box's player (try the speaker)")
-    play.add_argument("event", metavar="EVENT", help=f"one of: {', '.join(EVENTS)}")
-    play.add_argument("--config", metavar="FILE", help="config file (default: the packaged one)")
+    play = sub.add_parser(
+        "play", help=i18n._("play one cue through the box's player (try the speaker)")
+    )
+    play.add_argument(
+        "event", metavar="EVENT", help=i18n._("one of: {events}").format(events=", ".join(EVENTS))
+    )
+    play.add_argument(
+        "--config", metavar="FILE", help=i18n._("config file (default: the packaged one)")
+    )
     play.set_defaults(func=_play)

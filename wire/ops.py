@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from i18n import N_
+
 
 @dataclass(frozen=True)
 class Arg:
@@ -29,7 +31,7 @@ class Op:
     """One command of the protocol."""
 
     name: str
-    help: str  # one line, for `launcher send --help`
+    help: str  # one line, for `launcher send --help` (marked for the catalogs, shown with _)
     args: tuple[Arg, ...] = ()
     reply: tuple[str, ...] = ()  # result fields of an ok reply
     errors: tuple[str, ...] = ()  # codes besides the general ones (BAD_ARG, INTERNAL, ...)
@@ -48,7 +50,7 @@ _COUNT = Arg("count", "int", required=True)
 TABLE: tuple[Op, ...] = (
     Op(
         "hello",
-        "handshake: the host's last acked position; the box replays after it",
+        N_("handshake: the host's last acked position; the box replays after it"),
         args=(Arg("stream", "string|null"), Arg("seq", "int>=0")),
         reply=("stream", "boot", "seq", "acked", "oldest", "state"),
         query=True,
@@ -56,7 +58,7 @@ TABLE: tuple[Op, ...] = (
     ),
     Op(
         "status",
-        "state, hopper, dry streak, queue, aim, fault",
+        N_("state, hopper, dry streak, queue, aim, fault"),
         reply=(
             "state",
             "hopper",
@@ -72,20 +74,20 @@ TABLE: tuple[Op, ...] = (
         ),
         query=True,
     ),
-    Op("press", "press the button; prints the fire result", reply=("press_id",)),
+    Op("press", N_("press the button; prints the fire result"), reply=("press_id",)),
     Op(
         "dispense",
-        "fire exactly COUNT cards; prints the fire result",
+        N_("fire exactly COUNT cards; prints the fire result"),
         args=(_COUNT,),
         reply=("press_id",),
         errors=("JAMMED", "EMPTY", "FAULT", "BUSY"),
         send_args=("count",),
     ),
-    Op("lock", "forbid presses", reply=("state",)),
-    Op("unlock", "allow presses", reply=("state",)),
+    Op("lock", N_("forbid presses"), reply=("state",)),
+    Op("unlock", N_("allow presses"), reply=("state",)),
     Op(
         "aim",
-        "turn the aiming servo to SEAT (0 first)",
+        N_("turn the aiming servo to SEAT (0 first)"),
         args=(Arg("seat", "int", required=True),),
         reply=("seat", "angle"),
         errors=("BAD_ARG",),
@@ -93,29 +95,29 @@ TABLE: tuple[Op, ...] = (
     ),
     Op(
         "load",
-        "COUNT cards were put in the hopper (with --total: it now holds COUNT)",
+        N_("COUNT cards were put in the hopper (with --total: it now holds COUNT)"),
         args=(Arg("count", "int"), Arg("total", "int")),  # exactly one of them
         reply=("hopper",),
         send_args=("count",),
     ),
-    Op("clear", "leave jammed / empty", reply=("state",), errors=("FAULT", "EMPTY")),
-    Op("reset", "leave fault", reply=("state",), errors=("EMPTY",)),
+    Op("clear", N_("leave jammed / empty"), reply=("state",), errors=("FAULT", "EMPTY")),
+    Op("reset", N_("leave fault"), reply=("state",), errors=("EMPTY",)),
     Op(
         "model.get",
-        "show the jam-model parameters",
+        N_("show the jam-model parameters"),
         reply=("params", "dry_streak"),
         query=True,
     ),
     Op(
         "model.set",
-        "change jam-model parameters (not the limits)",
+        N_("change jam-model parameters (not the limits)"),
         args=(Arg("params", "object", required=True),),
         reply=("params",),
         errors=("BAD_ARG",),
     ),
     Op(
         "selftest",
-        "run the self-test",
+        N_("run the self-test"),
         reply=("passed", "checks"),
         errors=("BUSY", "FAULT"),
         query=True,
@@ -123,20 +125,20 @@ TABLE: tuple[Op, ...] = (
     # The box's personality settings (docs/personality.md); kept beside the journal.
     Op(
         "settings.get",
-        "show the personality settings in force and what is stored",
+        N_("show the personality settings in force and what is stored"),
         reply=("settings", "stored", "jam_stored", "persistent"),
         query=True,
     ),
     Op(
         "settings.set",
-        "change personality settings (never a limit); kept for the next start",
+        N_("change personality settings (never a limit); kept for the next start"),
         args=(Arg("settings", "object", required=True),),
         reply=("settings", "stored", "jam_stored", "persistent"),
         errors=("BAD_ARG",),
     ),
     Op(
         "settings.reset",
-        "factory reset: forget stored settings and jam parameters",
+        N_("factory reset: forget stored settings and jam parameters"),
         reply=("settings", "stored", "jam_stored", "persistent"),
     ),
 )

@@ -2,7 +2,9 @@
 
 ``describe(event)`` is the line of any event (``#seq  t  kind  what happened``);
 ``fire_result(fire)`` is the short answer to a ``press`` or ``dispense``. Messages about a box
-event for a person live here only, so a translation has one place to look.
+event for a person live here only, so a translation has one place to look. They go through the
+catalogs (``i18n``); the event kind and the values the box sent (states, reasons, sources) stay
+as the wire protocol spells them.
 """
 
 from __future__ import annotations
@@ -10,71 +12,97 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from i18n import _, ngettext
+
 
 def _ms(value: Any) -> str:
-    return "-" if value is None else f"{value} ms"
+    return "-" if value is None else _("{ms} ms").format(ms=value)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
+def _cards(n: int) -> str:
+    return ngettext("{n} card", "{n} cards", n).format(n=n)
 
 
 def _fire(event: dict[str, Any]) -> str:
     ejected = int(event.get("ejected") or 0)
     reason = event.get("reason")
     if reason == "dry":
-        what = "dry (nothing fired)"
+        what = _("dry (nothing fired)")
     elif reason == "fired":
-        what = f"fired {_plural(ejected, 'card')}"
+        what = _("fired {cards}").format(cards=_cards(ejected))
     else:
-        what = f"{reason}: {ejected} of {event.get('planned')} fired"
+        what = _("{reason}: {ejected} of {planned} fired").format(
+            reason=reason, ejected=ejected, planned=event.get("planned")
+        )
     timing = ""
     if ejected:
-        timing = (
-            f"; spin-up {_ms(event.get('spinup_ms'))}, first card "
-            f"{_ms(event.get('first_card_ms'))}, total {_ms(event.get('total_ms'))}"
+        timing = _("; spin-up {spinup}, first card {first}, total {total}").format(
+            spinup=_ms(event.get("spinup_ms")),
+            first=_ms(event.get("first_card_ms")),
+            total=_ms(event.get("total_ms")),
         )
     retries = int(event.get("retries") or 0)
     if retries:
-        timing += f"; unjam {'retry' if retries == 1 else 'retries'} {retries}"
-    return (
-        f"press {event.get('press_id')} ({event.get('source')}): {what}, "
-        f"dry streak {event.get('dry_streak')}, hopper {event.get('hopper')}{timing}"
+        timing += ngettext("; unjam retry {n}", "; unjam retries {n}", retries).format(n=retries)
+    return _(
+        "press {press_id} ({source}): {what}, dry streak {dry_streak}, hopper {hopper}{timing}"
+    ).format(
+        press_id=event.get("press_id"),
+        source=event.get("source"),
+        what=what,
+        dry_streak=event.get("dry_streak"),
+        hopper=event.get("hopper"),
+        timing=timing,
     )
 
 
 def _what(event: dict[str, Any]) -> str | None:
     kind = event.get("kind")
     if kind == "hello":
-        return (
-            f"box {event.get('name')} up: {event.get('ejector')} ejector, "
-            f"hopper {event.get('hopper')}, config {event.get('config')}"
+        return _("box {name} up: {ejector} ejector, hopper {hopper}, config {config}").format(
+            name=event.get("name"),
+            ejector=event.get("ejector"),
+            hopper=event.get("hopper"),
+            config=event.get("config"),
         )
     if kind == "state":
         why = f" ({event['why']})" if event.get("why") else ""
         return f"{event.get('from')} -> {event.get('to')}{why}"
     if kind == "press":
-        return f"press {event.get('press_id')} from the {event.get('source')}"
+        return _("press {press_id} from the {source}").format(
+            press_id=event.get("press_id"), source=event.get("source")
+        )
     if kind == "fire":
         return _fire(event)
     if kind == "jam":
-        return (
-            f"JAM on press {event.get('press_id')} after {event.get('retries')} unjam retries: "
-            "clear the cards, then `clear`"
-        )
+        return ngettext(
+            "JAM on press {press_id} after {n} unjam retry: clear the cards, then `clear`",
+            "JAM on press {press_id} after {n} unjam retries: clear the cards, then `clear`",
+            int(event.get("retries") or 0),
+        ).format(press_id=event.get("press_id"), n=event.get("retries"))
     if kind == "empty":
-        return f"hopper empty (press {event.get('press_id')}, hopper {event.get('hopper')})"
+        return _("hopper empty (press {press_id}, hopper {hopper})").format(
+            press_id=event.get("press_id"), hopper=event.get("hopper")
+        )
     if kind == "fault":
-        return f"FAULT on {event.get('output')}: {event.get('why')}"
+        return _("FAULT on {output}: {why}").format(
+            output=event.get("output"), why=event.get("why")
+        )
     if kind == "refill":
-        return f"{event.get('added')} cards added, hopper {event.get('hopper')}"
+        added = int(event.get("added") or 0)
+        return ngettext(
+            "{n} card added, hopper {hopper}", "{n} cards added, hopper {hopper}", added
+        ).format(n=added, hopper=event.get("hopper"))
     if kind == "stray":
         after = event.get("after_press_id")
-        behind = f" behind press {after}" if after is not None else ""
-        return (
-            f"{_plural(int(event.get('count') or 0), 'card')} left the box{behind} "
-            f"with no burst counting, hopper {event.get('hopper')}"
-        )
+        cards = _cards(int(event.get("count") or 0))
+        if after is not None:
+            text = _(
+                "{cards} left the box behind press {after} with no burst counting, hopper {hopper}"
+            )
+        else:
+            text = _("{cards} left the box with no burst counting, hopper {hopper}")
+        return text.format(cards=cards, after=after, hopper=event.get("hopper"))
     return None
 
 
@@ -91,17 +119,27 @@ def describe(event: dict[str, Any]) -> str:
 
 def fire_result(event: dict[str, Any]) -> str:
     """``press 7: fired 3 of 3 cards (dry streak 2, hopper 97)``: the answer to one press."""
-    extras = [f"dry streak {event['dry_streak']}"] if "dry_streak" in event else []
+    extras = []
+    if "dry_streak" in event:
+        extras.append(_("dry streak {n}").format(n=event["dry_streak"]))
     if event.get("hopper") is not None:
-        extras.append(f"hopper {event['hopper']}")
+        extras.append(_("hopper {n}").format(n=event["hopper"]))
     if event.get("retries"):
-        extras.append(f"unjam retries {event['retries']}")
+        extras.append(_("unjam retries {n}").format(n=event["retries"]))
     if event.get("pattern"):
-        extras.append(f"pattern {event['pattern']}")
+        extras.append(_("pattern {name}").format(name=event["pattern"]))
     if event.get("cut"):
-        extras.append(f"{event['cut']} cut for rapid presses")
+        extras.append(_("{n} cut for rapid presses").format(n=event["cut"]))
     tail = f" ({', '.join(extras)})" if extras else ""
-    return (
-        f"press {event.get('press_id')}: {event.get('reason')}"
-        f" {event.get('ejected')} of {event.get('planned')} cards{tail}"
+    planned = int(event.get("planned") or 0)
+    return ngettext(
+        "press {press_id}: {reason} {ejected} of {planned} card{tail}",
+        "press {press_id}: {reason} {ejected} of {planned} cards{tail}",
+        planned,
+    ).format(
+        press_id=event.get("press_id"),
+        reason=event.get("reason"),
+        ejected=event.get("ejected"),
+        planned=event.get("planned"),
+        tail=tail,
     )

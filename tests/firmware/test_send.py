@@ -32,7 +32,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     ("argv", "needle"),
     [
         (["spin"], "unknown operation 'spin'; allowed: status, press"),
-        (["dispense"], "dispense takes COUNT, got 0 argument(s)"),
+        (["dispense"], "dispense takes COUNT, got 0 arguments"),
         (["dispense", "three"], "COUNT must be a whole number, got 'three'"),
         (["aim", "one"], "aim: SEAT must be a whole number, got 'one'"),
         (["status", "now"], "status takes no arguments"),

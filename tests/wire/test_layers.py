@@ -5,11 +5,15 @@ state machine, no serial port behind them). Every import counts, also one inside
 from __future__ import annotations
 
 import ast
+import sys
 from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HARDWARE = ("gpiozero", "transitions", "RPi", "lgpio")  # what the host must never need
+# What wire/ may import besides the standard library: its own modules, pyserial, the pure
+# firmware modules (checked below) and i18n, for the event text a person reads (wire/text.py).
+WIRE_ALLOWED = ("wire", "serial", "firmware", "i18n")
 
 
 def _imports(path: Path) -> set[str]:
@@ -67,9 +71,24 @@ def test_wire_imports_neither_engine_nor_hardware_and_only_pure_firmware():
     bad = set()
     for module, path in _modules("wire").items():
         for name in _imports(path):
-            if _top(name) in ("engine", *HARDWARE) or (name in FIRMWARE and not _pure(name)):
+            outside = _top(name) not in (*WIRE_ALLOWED, *sys.stdlib_module_names)
+            if outside or _top(name) in HARDWARE or (name in FIRMWARE and not _pure(name)):
                 bad.add((module, name))
     assert not bad
+
+
+def test_i18n_at_run_time_imports_only_the_standard_library():
+    # wire/ (and so the box's command line) uses i18n: it must not pull in Babel or anything
+    # else. messages.py is the catalogs' upkeep tool (Babel, development only).
+    bad = {
+        (module, name)
+        for module, path in _modules("i18n").items()
+        if module != "i18n.messages"
+        for name in _imports(path)
+        if _top(name) not in ("i18n", *sys.stdlib_module_names)
+    }
+    assert not bad
+    assert "babel" in {_top(n) for n in _imports(ROOT / "i18n" / "messages.py")}  # can fail
 
 
 def test_engine_imports_from_firmware_only_pure_modules():

@@ -1,0 +1,69 @@
+"""`launcher` in each language: a config mistake, a `send` mistake and the box's event lines come
+out in the language asked for, as one line with the same exit code; the config keys, the op names
+and the values the box sent stay as written."""
+
+from __future__ import annotations
+
+import pytest
+
+import i18n
+from firmware.cli import main
+from firmware.errors import EXIT_CONFIG, EXIT_USAGE
+from tests.conftest import run_main
+from tests.firmware.conftest import write_config
+from wire.text import describe, fire_result
+
+TRANSLATED = [code for code in i18n.LANGUAGES if code != "en"]
+
+
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_config_check_error_is_one_line_in_the_language(code, tmp_path, capsys):
+    cfg = write_config(tmp_path / "box.toml", {"box.seats": 99})
+    exit_code, out, err = run_main(main, ["--lang", code, "config", "check", str(cfg)], capsys)
+    allowed = i18n.language(code).gettext("must be a whole number from {lo} to {hi}")
+    assert exit_code == EXIT_CONFIG and out == ""
+    assert err.count("\n") == 1 and "[box] seats = 99: " in err
+    assert allowed.format(lo=2, hi=10) in err and "must be" not in err
+
+
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_config_check_summary_in_the_language(code, tmp_path, capsys):
+    cfg = write_config(tmp_path / "box.toml")
+    exit_code, out, _err = run_main(main, ["--lang", code, "config", "check", str(cfg)], capsys)
+    t = i18n.language(code).gettext
+    assert exit_code == 0
+    assert t("{path}: OK").format(path=cfg) in out
+    assert t("fitted: {parts}").split("{")[0] in out and "fitted:" not in out
+
+
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_send_usage_error_is_one_line_in_the_language(code, tmp_path, capsys):
+    argv = ["--lang", code, "send", str(tmp_path / "no-port"), "spin"]
+    exit_code, out, err = run_main(main, argv, capsys)
+    expected = i18n.language(code).gettext("unknown operation {op!r}; allowed: {allowed}")
+    assert exit_code == EXIT_USAGE and out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("launcher send: " + expected.split("{")[0])
+    assert "'spin'" in err and "unknown operation" not in err
+
+
+FIRE = {"kind": "fire", "seq": 12, "t_ms": 4500, "press_id": 7, "source": "button",
+        "reason": "fired", "ejected": 3, "planned": 3, "dry_streak": 0, "hopper": 97,
+        "spinup_ms": 80, "first_card_ms": 120, "total_ms": 300, "retries": 1}  # fmt: skip
+
+
+@pytest.mark.parametrize("code", i18n.LANGUAGES)
+def test_event_lines_in_the_language(code):
+    lang = i18n.use(code)
+    t, n = lang.gettext, lang.ngettext
+    line = describe(FIRE)
+    assert line.startswith("#12        4.500s  fire   ")  # the head is the same everywhere
+    cards = n("{n} card", "{n} cards", 3).format(n=3)
+    assert t("fired {cards}").format(cards=cards) in line
+    assert n("; unjam retry {n}", "; unjam retries {n}", 1).format(n=1) in line
+    answer = fire_result(FIRE)
+    assert t("hopper {n}").format(n=97) in answer and "7" in answer
+    jam = describe({"kind": "jam", "seq": 13, "press_id": 7, "retries": 3})
+    assert "`clear`" in jam
+    if code != "en":
+        assert "fired" not in line and "hopper" not in answer and "JAM" not in jam
