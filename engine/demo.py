@@ -143,6 +143,8 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
                 floor = _settle_floor(values, speed)
             number = max(floor, number)
             new = f"{number:.2f}" if key.endswith("_s") else str(round(number))
+        elif section == "patterns" and key == "time_scale":
+            new = f"{min(1.0, float(value) / speed):.4g}"  # suspense pauses shorten too
         elif section == "box" and key == "seats":
             new = str(max(2, players))
         elif section == "servo" and key == "seat_angles":

@@ -39,7 +39,7 @@ from firmware.jam import (
     from_mapping,
 )
 from firmware.looks import LightConfig, parse_color
-from firmware.patterns import BUILTIN, PatternsConfig, merge, parse_pattern
+from firmware.patterns import BUILTIN, PatternsConfig, merge, parse_pattern, shortened
 from firmware.sound_pack import PLAYERS, SoundConfig
 
 # BCM numbers a part may use on the 40-pin header: GPIO 0 and 1 carry the HAT ID EEPROM bus.
@@ -745,11 +745,13 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
         raise sec.fail("builtin", builtin, i18n._("must be true or false"))
     if not builtin and not own:
         raise sec.fail("builtin", builtin, i18n._("needs [[patterns.pattern]] tables of your own"))
+    time_scale = sec.getfloat("time_scale", PatternsConfig.time_scale, lo=0, hi=1, above=True)
     patterns = PatternsConfig(
         enabled=enabled,
         seed=sec.getint("seed", PatternsConfig.seed, lo=0, hi=MAX_SEED),
         builtin=builtin,
-        patterns=merge(BUILTIN if builtin else (), own),
+        time_scale=time_scale,
+        patterns=shortened(merge(BUILTIN if builtin else (), own), time_scale),
     )
     sec.check_unknown()
 

@@ -118,7 +118,30 @@ class PatternsConfig:
     enabled: bool = True
     seed: int = 0
     builtin: bool = True
+    time_scale: float = 1.0
     patterns: tuple[Pattern, ...] = BUILTIN
+
+
+def shortened(patterns: Iterable[Pattern], scale: float) -> tuple[Pattern, ...]:
+    """``patterns`` with every pause and whir lasting ``scale`` (0 to 1) of its length, at
+    least 1 ms: ``[patterns] time_scale``, which the demo's ``--speed`` sets. Never longer, so a
+    whir stays inside the ejector's max-on limit it was checked against."""
+    scale = min(1.0, scale)
+    if scale == 1.0:
+        return tuple(patterns)
+    return tuple(
+        Pattern(
+            p.name,
+            tuple(
+                Segment(s.action, max(1, round(s.ms * scale)), s.cards, s.speed, s.cue)
+                if s.action != FEED
+                else s
+                for s in p.segments
+            ),
+            p.weights,
+        )
+        for p in patterns
+    )
 
 
 def resolve(pattern: Pattern, planned: int) -> list[Step]:

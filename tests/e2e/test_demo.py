@@ -189,6 +189,12 @@ def test_speed_shortens_timings_but_leaves_limits(default_config_path):
     assert fast_cfg["plant"]["feed_interval_ms"] >= 12
     assert fast_cfg["box"]["seats"] == 3 and len(fast_cfg["servo"]["seat_angles"]) == 3
     assert fast_cfg["jam"]["seed"] != 0
+    # suspense pauses shorten with the rest (never lengthen: a whir keeps inside its limit)
+    assert fast_cfg["patterns"]["time_scale"] == 0.1
+    assert (
+        tomllib.loads(demo_config(text, speed=0.5, players=3, seed=5))["patterns"]["time_scale"]
+        == 1.0
+    )
     # settle_ms is scaled too, but still covers a coasting roller's next card: one feed
     # interval (plus jitter) and a beam time.
     plant = fast_cfg["plant"]

@@ -105,3 +105,16 @@ def test_a_config_pattern_replaces_a_builtin_of_its_name() -> None:
 def test_bad_patterns_are_named(raw: dict, needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
         parse_pattern(raw, whir_max_ms=500)
+
+
+def test_time_scale_shortens_pauses_and_whirs_never_feeds() -> None:
+    from firmware.patterns import BUILTIN, FEED, shortened
+
+    short = {p.name: p for p in shortened(BUILTIN, 0.1)}
+    for pattern in BUILTIN:
+        for seg, cut in zip(pattern.segments, short[pattern.name].segments, strict=True):
+            if seg.action == FEED:
+                assert cut == seg
+            else:
+                assert cut.ms == max(1, round(seg.ms * 0.1)) < seg.ms
+    assert shortened(BUILTIN, 5.0) == BUILTIN  # a scale above 1 is no scale: never longer
