@@ -26,7 +26,6 @@ import io
 import itertools
 import json
 import math
-import os
 import statistics
 import sys
 import textwrap
@@ -55,14 +54,13 @@ from engine.sim import (
 )
 from engine.words import plural
 from firmware import config as box_config
-from firmware.commandline import whole_number
+from firmware.commandline import check_outputs, whole_number
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
 from i18n import _, number
 from i18n.layout import columns
 
 MAX_SETTINGS = 10_000
-PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 # `[jam]` keys a sweep may set: every one but the seed (each game seeds the launcher itself).
 JAM_KEYS: tuple[str, ...] = tuple(f.name for f in fields(JamParams) if f.name != "seed")
 SIM_KEYS = ("players", "deck", "rules", "mode", "target", "bots")
@@ -780,15 +778,6 @@ def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) ->
     return "\n".join(lines)
 
 
-def plot_available() -> bool:
-    """True when matplotlib (the `plot` extra) can be imported."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
     """The distributions per setting: one box per setting for each per-game figure, and the
     share of hits firing 0, 1, 2, ... cards."""
@@ -924,36 +913,9 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     return spec
 
 
-def check_outputs(args: argparse.Namespace) -> None:
-    """Find out before a long run, not after it, that the results cannot be written."""
-    if args.plot and not plot_available():
-        raise InputError(
-            "--plot needs matplotlib: pip install 'unoattack-launcher[plot]' (or drop --plot)"
-        )
-    if args.plot and Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
-        # matplotlib would quietly add ".png" and write a file the user did not name.
-        raise InputError(
-            f"--plot {args.plot}: name the image file with one of {', '.join(PLOT_SUFFIXES)}"
-        )
-    for option, target in (("--csv", args.csv), ("--plot", args.plot)):
-        if not target:
-            continue
-        if Path(target).is_dir():
-            raise InputError(
-                _("{option} {target}: is a directory; give a file name").format(
-                    option=option, target=target
-                )
-            )
-        folder = Path(target).parent
-        if not (folder.is_dir() and os.access(folder, os.W_OK)):
-            raise InputError(
-                f"{option} {target}: folder {folder} does not exist or is not writable"
-            )
-
-
 def run(args: argparse.Namespace) -> int:
     """`unoattack sweep`."""
-    check_outputs(args)
+    check_outputs(args.csv, args.plot, InputError)
     plan = build_plan(spec_from_args(args))
     executor = open_executor(args, sum(s.sim.games for s in plan))
     bar = ProgressBar(sys.stderr, "sweep", "games")

@@ -21,7 +21,6 @@ import csv
 import dataclasses
 import json
 import math
-import os
 import sys
 import threading
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import i18n
-from firmware.commandline import whole_number, whole_number_from
+from firmware.commandline import check_outputs, whole_number, whole_number_from
 from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
 from firmware.jam import MAX_SEED
@@ -43,7 +42,6 @@ DEFAULT_BURST = 5
 MAX_PRESSES = 100_000
 # `stopped` of a run ended by Ctrl-C: the rows so far are still summarised and written.
 INTERRUPTED = "interrupted (Ctrl-C)"
-PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 # A card interval this much longer than the median is a slot that fed nothing (a misfeed).
 SLIP_FACTOR = 1.5
 TIMINGS: tuple[tuple[str, str], ...] = (
@@ -416,15 +414,6 @@ def _cell(value: Any) -> Any:
     return "" if value is None else value
 
 
-def plot_available() -> bool:
-    """True when matplotlib (the ``plot`` extra) can be imported."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def write_plot(path: str | Path, records: Sequence[PressRecord], summary: dict[str, Any]) -> None:
     """A PNG: histograms of the timings and the cards-per-press histogram."""
     import matplotlib
@@ -670,30 +659,7 @@ def _bench(args: argparse.Namespace) -> int:
         raise UsageError(f"--presses must be between 1 and {MAX_PRESSES}, got {args.presses}")
     if args.cards is not None and not 1 <= args.cards <= MAX_PRESSES:
         raise UsageError(f"--cards must be between 1 and {MAX_PRESSES}, got {args.cards}")
-    if args.plot and not plot_available():
-        raise UsageError(
-            "--plot needs matplotlib: pip install 'unoattack-launcher[plot]' (or drop --plot)"
-        )
-    if args.plot and Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
-        # matplotlib would quietly add ".png" and write a file the user did not name.
-        raise UsageError(
-            f"--plot {args.plot}: name the image file with one of {', '.join(PLOT_SUFFIXES)}"
-        )
-    for option, target in (("--csv", args.csv), ("--plot", args.plot)):
-        # Find out now, not after a long run, that the results cannot be written.
-        if target and Path(target).is_dir():
-            raise UsageError(f"{option} {target}: is a directory; give a file name")
-        if option == "--csv" and target and not _is_ours_to_overwrite(Path(target)):
-            # A typo must not overwrite a config or a recording (as `send --state` refuses).
-            raise UsageError(
-                f"--csv {target}: exists and is not a bench CSV; give a new file name or one "
-                "an earlier bench run wrote"
-            )
-        folder = Path(target).parent if target else None
-        if folder is not None and not (folder.is_dir() and os.access(folder, os.W_OK)):
-            raise UsageError(
-                f"{option} {target}: folder {folder} does not exist or is not writable"
-            )
+    check_outputs(args.csv, args.plot, UsageError, _is_ours_to_overwrite, owner="bench")
     path = str(args.config or config_mod.default_path())
     cfg = config_mod.load(path)  # ConfigError: one line, exit 78
     if args.seed is not None:

@@ -20,6 +20,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TextIO
 
 import i18n
@@ -321,3 +322,53 @@ def silence(stream: TextIO) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())
         os.close(devnull)
+
+
+# Image formats `--plot` writes (matplotlib picks the format from the file name).
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def plot_available() -> bool:
+    """True when matplotlib (the `plot` extra) can be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def check_outputs(
+    csv: str | None,
+    plot: str | None,
+    error: Callable[[str], Exception],
+    may_overwrite: Callable[[Path], bool] | None = None,
+    owner: str = "",
+) -> None:
+    """Find out before a long run (`bench`, `sweep`), not after it, that its `--csv` and
+    `--plot` files cannot be written; raises `error(one line)`, the command's usage error.
+    `may_overwrite` tells an existing CSV that `owner` (the command) wrote, which may be
+    replaced, from anything else (a typo must not overwrite a config or a recording)."""
+    if plot and not plot_available():
+        raise error(
+            "--plot needs matplotlib: pip install 'unoattack-launcher[plot]' (or drop --plot)"
+        )
+    if plot and Path(plot).suffix.lower() not in PLOT_SUFFIXES:
+        # matplotlib would quietly add ".png" and write a file the user did not name.
+        raise error(f"--plot {plot}: name the image file with one of {', '.join(PLOT_SUFFIXES)}")
+    for option, target in (("--csv", csv), ("--plot", plot)):
+        if not target:
+            continue
+        if Path(target).is_dir():
+            raise error(
+                i18n._("{option} {target}: is a directory; give a file name").format(
+                    option=option, target=target
+                )
+            )
+        if option == "--csv" and may_overwrite is not None and not may_overwrite(Path(target)):
+            raise error(
+                f"--csv {target}: exists and is not a {owner} CSV; give a new file name or one "
+                f"an earlier {owner} run wrote"
+            )
+        folder = Path(target).parent
+        if not (folder.is_dir() and os.access(folder, os.W_OK)):
+            raise error(f"{option} {target}: folder {folder} does not exist or is not writable")
