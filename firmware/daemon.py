@@ -495,7 +495,7 @@ class Daemon:
             extra = {k: v for k, v in exc.extra.items() if k not in ("ok", "error")}
             known = exc.code in protocol.ERROR_CODES  # an unlisted code is a bug: INTERNAL
             code = exc.code if known else protocol.INTERNAL
-            response = protocol.result_error(code, exc.message, **extra)
+            response = protocol.result_error(code, exc.message, text=exc.text, **extra)
         except Exception as exc:
             log.exception("command %r failed", op)
             response = protocol.result_error("INTERNAL", f"{type(exc).__name__}: {exc}")

@@ -499,7 +499,7 @@ def _fit(args: argparse.Namespace) -> int:
     try:
         result = fit(counts, max_burst=max_burst)
     except ValueError as exc:
-        raise UsageError(f"{args.file}: {exc}") from None
+        raise UsageError(f"{args.file}: {i18n.in_reader_language(exc)}") from None
     if args.write_config:
         write_config(args.write_config, result.params, text)
     if args.json:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from firmware.errors import UsageError
+from i18n import _
 
 __all__ = [
     "BOX_WORDS",
@@ -187,7 +188,7 @@ def _tty_driver(major: int, minor: int) -> str | None:
         fields = line.split()
         if len(fields) < 5 or not fields[2].isdigit() or int(fields[2]) != major:
             continue
-        low, _, high = fields[3].partition("-")
+        low, _dash, high = fields[3].partition("-")
         if low.isdigit() and int(low) <= minor <= int(high if high.isdigit() else low):
             return fields[4]
     return ""
@@ -237,22 +238,24 @@ def open_failure(port: str, exc: BaseException) -> tuple[str, str]:
     when it is not a serial port after all, else `UNREACHABLE` (absent, busy, not allowed)."""
     number = _errno(exc)
     if number == errno.ENOENT:
-        return "UNREACHABLE", (
-            f"no serial port at {port}: is the box plugged in? serial ports here: {serial_ports()}"
-        )
+        return "UNREACHABLE", _(
+            "no serial port at {port}: is the box plugged in? serial ports here: {ports}"
+        ).format(port=port, ports=serial_ports())
     if number in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY):
         # The host client opens ports exclusively: a referee or `watch` already holds this one.
-        return "UNREACHABLE", (
-            f"{port} is in use by another program (a referee or `unoattack watch`?)"
-        )
+        return "UNREACHABLE", _(
+            "{port} is in use by another program (a referee or `unoattack watch`?)"
+        ).format(port=port)
     if number in (errno.EACCES, errno.EPERM):
-        return "UNREACHABLE", (
-            f"cannot open {port}: permission denied (is this user in the dialout group? "
+        return "UNREACHABLE", _(
+            "cannot open {port}: permission denied (is this user in the dialout group? "
             "sudo usermod -aG dialout $USER, then log in again)"
-        )
+        ).format(port=port)
     if number == errno.ENOTTY:
-        return "BAD_PORT", f"port {port!r} is not a serial port; give {FORMS}"
-    return "UNREACHABLE", f"cannot open {port}: {reason(exc)}"
+        return "BAD_PORT", _("port {port!r} is not a serial port; give {forms}").format(
+            port=port, forms=FORMS
+        )
+    return "UNREACHABLE", _("cannot open {port}: {error}").format(port=port, error=reason(exc))
 
 
 def serial_ports() -> str:
@@ -263,4 +266,4 @@ def serial_ports() -> str:
         names = sorted(p.device for p in list_ports.comports())
     except Exception:  # only decorates an error message
         names = []
-    return ", ".join(names) if names else "none found"
+    return ", ".join(names) if names else _("none found")

@@ -67,3 +67,67 @@ def test_event_lines_in_the_language(code):
     assert "`clear`" in jam
     if code != "en":
         assert "fired" not in line and "hopper" not in answer and "JAM" not in jam
+
+
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_jam_range_error_is_one_line_in_the_language(code, tmp_path, capsys):
+    cfg = write_config(tmp_path / "box.toml", {"jam.base": 2})
+    exit_code, out, err = run_main(main, ["--lang", code, "config", "check", str(cfg)], capsys)
+    rule = i18n.language(code).gettext("must be between {lo} and {hi}")
+    assert exit_code == EXIT_CONFIG and out == ""
+    assert err.count("\n") == 1 and "[jam] base = 2: " in err
+    assert rule.format(lo=0, hi=1) in err and "must be" not in err
+
+
+@pytest.fixture
+def box_port(make_box, tmp_path):
+    """A real daemon on mock pins behind a pty: (its PORT path, a raw host on the same link)."""
+    from firmware.journal import SqliteJournal
+    from firmware.link import Link
+
+    journal = SqliteJournal(tmp_path / "journal.db")
+    link = Link("pty", make_box(journal=journal).daemon, journal)
+    link.start()
+    try:
+        yield link.port_path
+    finally:
+        link.stop()
+
+
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_the_boxs_refusal_reads_in_the_language_and_stays_english_on_the_wire(
+    code, box_port, capsys
+):
+    from tests.firmware.linkhelp import Host
+
+    i18n.use(code)  # the box's own process speaking another language changes nothing on the wire
+    host = Host(box_port)
+    try:
+        error = host.command("dispense", count=99)["error"]
+    finally:
+        host.close()
+    assert error["code"] == "BAD_ARG" and error["message"].startswith("count must be from 1 to")
+    assert error["text"]["template"] == "{name} must be from {lo} to {hi}, got {value}"
+    exit_code, out, err = run_main(
+        main, ["--lang", code, "send", box_port, "dispense", "99"], capsys
+    )
+    hi = error["text"]["args"]["hi"]
+    wanted = i18n.language(code).gettext(error["text"]["template"])
+    assert exit_code == EXIT_USAGE and out == "" and err.count("\n") == 1
+    assert err == f"launcher send: BAD_ARG: {wanted.format(name='count', lo=1, hi=hi, value=99)}\n"
+    assert "must be" not in err
+
+
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_a_box_that_cannot_be_reached_is_one_line_in_the_language(code):
+    from wire.ports import open_failure
+
+    i18n.use(code)
+    t = i18n.language(code).gettext
+    for number, message in [
+        (2, "no serial port at {port}: is the box plugged in? serial ports here: {ports}"),
+        (16, "{port} is in use by another program (a referee or `unoattack watch`?)"),
+    ]:
+        got = open_failure("/dev/ttyX", OSError(number, "x"))
+        assert got[0] == "UNREACHABLE" and got[1].startswith(t(message).split("{")[0])
+        assert "\n" not in got[1] and "serial port" not in got[1] and "in use" not in got[1]
