@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from i18n.layout import format_number
+from i18n.layout import format_number, format_percent
 
 __all__ = [
     "DOMAIN",
@@ -46,6 +46,7 @@ __all__ = [
     "ngettext",
     "normalize",
     "number",
+    "percent",
     "take_lang",
     "use",
 ]
@@ -185,6 +186,10 @@ class Language:
     def number(self, value: float, decimals: int | None = None) -> str:
         """`value` written as this language writes numbers (1,234.5 / 1.234,5)."""
         return format_number(value, self.code, decimals)
+
+    def percent(self, share: float, decimals: int = 1) -> str:
+        """`share` (0.46) as this language writes a percentage (46.0% / 46,0 %)."""
+        return format_percent(share, self.code, decimals)
 
     def __repr__(self) -> str:
         return f"Language({self.code!r})"
@@ -332,3 +337,8 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 def number(value: float, decimals: int | None = None) -> str:
     """`value` written the way the language in use writes numbers."""
     return current().number(value, decimals)
+
+
+def percent(share: float, decimals: int = 1) -> str:
+    """`share` (0.46) as a percentage the way the language in use writes one."""
+    return current().percent(share, decimals)
