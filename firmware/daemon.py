@@ -43,6 +43,7 @@ from firmware.safety import Safety
 from firmware.selftest import SelfTest
 from firmware.settings import Settings
 from firmware.sound import SoundCues
+from i18n import Text
 from wire import protocol
 from wire.ops import BOX_OPS
 
@@ -484,7 +485,10 @@ class Daemon:
         try:
             if handler is None:
                 raise CommandError(
-                    "UNKNOWN_OP", f"unknown op {op!r}; allowed: {', '.join(self.ops)}"
+                    "UNKNOWN_OP",
+                    Text(
+                        "unknown op {op!r}; allowed: {allowed}", op=op, allowed=", ".join(self.ops)
+                    ),
                 )
             result = handler(args)
             if "ok" in result:
