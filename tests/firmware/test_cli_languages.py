@@ -11,6 +11,7 @@ from firmware.cli import main
 from firmware.errors import EXIT_CONFIG, EXIT_USAGE
 from tests.conftest import run_main
 from tests.firmware.conftest import write_config
+from wire.ports import FORMS
 from wire.text import describe, fire_result
 
 TRANSLATED = [code for code in i18n.LANGUAGES if code != "en"]
@@ -119,11 +120,17 @@ def test_the_boxs_refusal_reads_in_the_language_and_stays_english_on_the_wire(
 
 
 @pytest.mark.parametrize("code", TRANSLATED)
-def test_a_box_that_cannot_be_reached_is_one_line_in_the_language(code):
+def test_a_box_that_cannot_be_reached_is_one_line_in_the_language(code, tmp_path, capsys):
     from wire.ports import open_failure
 
-    i18n.use(code)
+    argv = ["--lang", code, "send", str(tmp_path), "status"]  # a folder is never a port
+    exit_code, out, err = run_main(main, argv, capsys)
     t = i18n.language(code).gettext
+    assert exit_code == EXIT_USAGE and out == "" and err.count("\n") == 1
+    assert t("is a directory, not a serial port") in err and t(FORMS) in err
+    assert "directory" not in err
+
+    i18n.use(code)
     for number, message in [
         (2, "no serial port at {port}: is the box plugged in? serial ports here: {ports}"),
         (16, "{port} is in use by another program (a referee or `unoattack watch`?)"),
