@@ -57,7 +57,7 @@ from firmware import config as box_config
 from firmware.commandline import check_outputs, whole_number
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
-from i18n import _, number
+from i18n import _, in_reader_language, number
 from i18n.layout import columns
 
 MAX_SETTINGS = 10_000
@@ -111,7 +111,7 @@ def check_value(key: str, value: object, where: str) -> object:
         try:
             from_mapping({name: value})  # the jam model's own check of one value
         except ValueError as exc:
-            raise InputError(f"{shown}: {exc}") from None
+            raise InputError(f"{shown}: {in_reader_language(exc)}") from None
         return tuple(value) if isinstance(value, list) else value
     if key.startswith("option."):
         name = key[7:]
@@ -410,7 +410,7 @@ def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.loa
                     flag=str,
                 )
             except ValueError as exc:  # InputError is one, and the jam model's checks
-                raise InputError(f"{where}{exc}") from None
+                raise InputError(f"{where}{in_reader_language(exc)}") from None
             plan.append(
                 Setting(
                     index=index,

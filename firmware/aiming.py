@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from firmware.errors import CommandError
 from firmware.feature import Feature, int_arg
+from i18n import Text
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -30,7 +31,9 @@ class Aiming(Feature):
         box = self.box
         aim = box.devices.aim if box.devices is not None else None
         if aim is None:
-            raise CommandError("BAD_ARG", "this box has no aiming servo ([pins] servo is not set)")
+            raise CommandError(
+                "BAD_ARG", Text("this box has no aiming servo ([pins] servo is not set)")
+            )
         seats = min(box.config.box.seats, len(aim.seat_angles))
         seat = int_arg(args, "seat", 0, seats - 1)
         angle = aim.aim(seat)

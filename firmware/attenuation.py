@@ -18,6 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from i18n import Nn_, _, ngettext, number, percent
+from i18n.layout import columns
+
 _MS = 1_000_000
 MAX_WINDOW_MS = 10_000
 MAX_CURVE = 16
@@ -102,31 +105,41 @@ class Attenuator:
         """Lines for ``launcher model show``: what the curve does to a hammered button."""
         cfg = self.config
         if not self.enabled:
-            return ["rapid-press attenuation: off ([attenuation] window_ms = 0)"]
-        lines = [
-            f"rapid-press attenuation: a button press within {cfg.window_ms} ms of the one "
-            "before is rapid; its burst is multiplied by the curve, rounded down",
-            "",
-            " press in a rapid run | factor | 3 cards -> | 8 cards -> | cards per press",
-        ]
-        rows = self.rows(cards_per_press)
-        base = rows[0].get("cards_per_press_mean")
-        for row in rows:
+            return [_("rapid-press attenuation: off ([attenuation] window_ms = 0)")]
+        into = Nn_("{n} card ->", "{n} cards ->")
+        rows = [
+            [_("press in a rapid run"), _("factor"), ngettext(*into, 3).format(n=number(3)),
+             ngettext(*into, 8).format(n=number(8)), _("cards per press")]
+        ]  # fmt: skip
+        figures = self.rows(cards_per_press)
+        base = figures[0].get("cards_per_press_mean")
+        for row in figures:
             r = int(row["rapid"])
-            label = "not rapid" if r == 0 else f"rapid #{r}" + ("+" if r == len(cfg.curve) else "")
+            if r == 0:
+                label = _("not rapid")
+            elif r == len(cfg.curve):
+                label = _("rapid #{n}+").format(n=r)  # this one and every later one
+            else:
+                label = _("rapid #{n}").format(n=r)
             mean = ""
             if "cards_per_press_mean" in row:
                 value = row["cards_per_press_mean"]
-                mean = f"{value:.2f}" + (f" ({100 * value / base:.0f}%)" if base else "")
-            lines.append(
-                f" {label:>20} | {row['factor']:>6.2f} | {cut(3, cfg.curve, r):>10} | "
-                f"{cut(8, cfg.curve, r):>10} | {mean:>15}"
-            )
-        lines.append(
-            "only button presses are cut (host presses and dispense never)"
-            + ("; a cut press cues 'spam'" if cfg.spam_sound else "")
-        )
-        return lines
+                mean = number(value, 2) + (f" ({percent(value / base, 0)})" if base else "")
+            rows.append(
+                [label, number(row["factor"], 2), number(cut(3, cfg.curve, r)),
+                 number(cut(8, cfg.curve, r)), mean]
+            )  # fmt: skip
+        return [
+            _(
+                "rapid-press attenuation: a button press within {ms} ms of the one before is "
+                "rapid; its burst is multiplied by the curve, rounded down"
+            ).format(ms=number(cfg.window_ms)),
+            "",
+            *(" " + line for line in columns(rows, right=set(range(5)), sep=" | ")),
+            _("only button presses are cut (host presses and dispense never); a cut press cues "
+              "'spam'") if cfg.spam_sound
+            else _("only button presses are cut (host presses and dispense never)"),
+        ]  # fmt: skip
 
 
 # --------------------------------------------------------------------------- the box's feature

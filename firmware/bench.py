@@ -35,6 +35,8 @@ from firmware.commandline import check_outputs, whole_number, whole_number_from
 from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
 from firmware.jam import MAX_SEED
+from i18n import N_, _, ngettext, number, percent
+from i18n.layout import columns, rjust
 
 MODES = ("fire", "dispense")
 DEFAULT_PRESSES = 20
@@ -44,13 +46,13 @@ MAX_PRESSES = 100_000
 INTERRUPTED = "interrupted (Ctrl-C)"
 # A card interval this much longer than the median is a slot that fed nothing (a misfeed).
 SLIP_FACTOR = 1.5
-TIMINGS: tuple[tuple[str, str], ...] = (
-    ("spinup_ms", "spin-up"),
-    ("first_card_ms", "first card"),
-    ("interval_ms", "card interval"),
-    ("total_ms", "burst total"),
-    ("on_ms", "ejector on-time"),
-    ("retract_ms", "retraction"),
+TIMINGS: tuple[tuple[str, str], ...] = (  # (summary key, label: translated where printed)
+    ("spinup_ms", N_("spin-up")),
+    ("first_card_ms", N_("first card")),
+    ("interval_ms", N_("card interval")),
+    ("total_ms", N_("burst total")),
+    ("on_ms", N_("ejector on-time")),
+    ("retract_ms", N_("retraction")),
 )
 CSV_COLUMNS = (
     "row",
@@ -227,7 +229,7 @@ def max_duty(pulses: Sequence[tuple[int, int]], window_ns: int) -> float:
     best = 0.0
     ordered = sorted(pulses)
     first = 0
-    for _, end in ordered:
+    for _start, end in ordered:
         start = end - window_ns
         while first < len(ordered) and ordered[first][1] <= start:
             first += 1
@@ -321,58 +323,83 @@ def summarise(
 def _fmt(value: float | int | None) -> str:
     if value is None:
         return "-"
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+    return number(value, 0 if float(value).is_integer() else 1)
 
 
 def format_summary(summary: dict[str, Any]) -> str:
-    """The summary table ``launcher bench`` prints."""
+    """The summary table ``launcher bench`` prints (in the language in use; the mode, ejector,
+    pins and fire reasons are the config's and the box's own words)."""
     lines = [
-        f"bench: {summary['presses']} presses ({summary['mode']} mode), {summary['cards']} cards "
-        f"of {summary['planned']} planned in {summary['elapsed_s']:.1f} s; "
-        f"{summary['ejector']} ejector on {summary['pins']} pins, "
-        f"seed {summary.get('seed') or 'fresh'}",
+        _(
+            "bench: {presses} ({mode} mode), {cards} of {planned} planned in {seconds} s; "
+            "{ejector} ejector on {pins} pins, seed {seed}"
+        ).format(
+            presses=ngettext("{n} press", "{n} presses", summary["presses"]).format(
+                n=number(summary["presses"])
+            ),
+            mode=summary["mode"],
+            cards=ngettext("{n} card", "{n} cards", summary["cards"]).format(
+                n=number(summary["cards"])
+            ),
+            planned=number(summary["planned"]),
+            seconds=number(summary["elapsed_s"], 1),
+            ejector=summary["ejector"],
+            pins=summary["pins"],
+            seed=summary.get("seed") or _("fresh"),
+        ),
     ]
     if summary["stopped"]:
-        lines.append(f"stopped early: {summary['stopped']}")
-    lines += [
-        "",
-        f"{'timing (ms)':<16} {'count':>6} {'min':>7} {'median':>7} {'p95':>7} {'max':>7}",
-    ]
+        lines.append(_("stopped early: {why}").format(why=summary["stopped"]))
+    rows = [[_("timing (ms)"), _("samples"), _("minimum"), _("median"), _("p95"), _("maximum")]]
     for key, label in TIMINGS:
         s = summary["timings"][key]
-        lines.append(
-            f"{label:<16} {s['count']:>6} {_fmt(s['min']):>7} {_fmt(s['median']):>7} "
-            f"{_fmt(s['p95']):>7} {_fmt(s['max']):>7}"
-        )
-    reasons = ", ".join(f"{k} {v}" for k, v in sorted(summary["reasons"].items()))
+        figures = [s["min"], s["median"], s["p95"], s["max"]]
+        rows.append([_(label), number(s["count"]), *map(_fmt, figures)])
+    lines += ["", *columns(rows, right={1, 2, 3, 4, 5})]
+    reasons = ", ".join(f"{k} {number(v)}" for k, v in sorted(summary["reasons"].items()))
     lines += [
         "",
-        f"reasons: {reasons or 'none'}",
-        f"misfeeds: {summary['misfeeds']} slipped card slots "
-        f"({100 * summary['misfeed_rate']:.1f}% of slots); short bursts "
-        f"{summary['short_bursts']} ({100 * summary['short_burst_rate']:.1f}% of bursts)",
-        f"jams: {summary['jams']} latched, {summary['retries']} unjam retries "
-        f"({100 * summary['jam_rate']:.1f}% of bursts needed one)",
+        _("reasons: {reasons}").format(reasons=reasons or _("none")),
+        _(
+            "misfeeds: {misfeeds} slipped card slots ({share} of slots); short bursts "
+            "{short} ({short_share} of bursts)"
+        ).format(
+            misfeeds=number(summary["misfeeds"]),
+            share=percent(summary["misfeed_rate"]),
+            short=number(summary["short_bursts"]),
+            short_share=percent(summary["short_burst_rate"]),
+        ),
+        _("jams: {jams} latched, {retries} unjam retries ({share} of bursts needed one)").format(
+            jams=number(summary["jams"]),
+            retries=number(summary["retries"]),
+            share=percent(summary["jam_rate"]),
+        ),
     ]
     duty = summary["solenoid_duty"]
     if duty is not None:
         lines.append(
-            f"solenoid duty reached: {100 * duty['max']:.1f}% of a {duty['window_ms']} ms window "
-            f"(cap {100 * duty['cap']:.0f}%)"
+            _("solenoid duty reached: {share} of a {ms} ms window (cap {cap})").format(
+                share=percent(duty["max"]),
+                ms=number(duty["window_ms"]),
+                cap=percent(duty["cap"], 0),
+            )
         )
     if "plant" in summary:
         p = summary["plant"]
         lines.append(
-            f"plant (mock): feed interval {p['feed_interval_ms']} ± {p['feed_jitter_ms']} ms, "
-            f"spin-up {p['spinup_ms']} ms"
+            _("plant (mock): feed interval {interval} ± {jitter} ms, spin-up {spinup} ms").format(
+                interval=number(p["feed_interval_ms"]),
+                jitter=number(p["feed_jitter_ms"]),
+                spinup=number(p["spinup_ms"]),
+            )
         )
     hist = summary["cards_per_press"]
     last = max((k for k, n in enumerate(hist) if n), default=0)
     most = max(hist) or 1
-    lines += ["", "cards per press"]
+    lines += ["", _("cards per press")]
     for k in range(last + 1):
         bar = "#" * round(40 * hist[k] / most)
-        lines.append(f"{k:>4} {hist[k]:>6} {bar}".rstrip())
+        lines.append(f"{rjust(number(k), 4)} {rjust(number(hist[k]), 6)} {bar}".rstrip())
     return "\n".join(lines)
 
 
@@ -728,9 +755,13 @@ def _bench(args: argparse.Namespace) -> int:
         )
     else:
         print(format_summary(result.summary))
-        for label, target in (("rows", args.csv), ("plot", args.plot)):
+        written = (
+            (N_("rows written to {path}"), args.csv),
+            (N_("plot written to {path}"), args.plot),
+        )
+        for message, target in written:
             if target:
-                print(f"{label} written to {target}")
+                print(_(message).format(path=target))
     if result.summary["stopped"] == INTERRUPTED:
         return 130  # the shell's code for Ctrl-C, after the rows so far were written
     return 0 if result.summary["stopped"] is None else 1

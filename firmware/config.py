@@ -33,6 +33,7 @@ from firmware.errors import ConfigError
 from firmware.jam import (
     MAX_BURST_LIMIT,
     MAX_SEED,
+    JamError,
     JamParams,
     check_limit,
     fold_weights,
@@ -481,19 +482,13 @@ def _read_jam(sec: _Section, limits: LimitsConfig) -> JamParams:
     try:
         params = from_mapping(mapping)
         check_limit(params, limits.max_burst)
+    except JamError as exc:
+        # The jam model owns its ranges and says which key broke which rule.
+        if exc.key is not None and exc.rule is not None and exc.key in mapping:
+            raise sec.fail(exc.key, mapping[exc.key], exc.rule.render()) from None
+        raise ConfigError(f"{sec.path}: [jam]: {i18n.in_reader_language(exc)}") from None
     except (ValueError, TypeError) as exc:
-        # The jam model owns its ranges; name the key it complained about when we can find it.
-        text = str(exc)
-        named = re.match(r"jam\.(\w+)", text)
-        key = named.group(1) if named and named.group(1) in mapping else None
-        if key is None:
-            key = next((k for k in mapping if k in text), "")
-        value = mapping.get(key, _MISSING) if key else _MISSING
-        detail = re.sub(r"^jam\.\w+\s*", "", text) if named else text
-        detail = re.sub(r",?\s*got .*$", "", detail)
-        if key:
-            raise sec.fail(key, value, detail.strip() or "out of range") from None
-        raise ConfigError(f"{sec.path}: [jam]: {text}") from None
+        raise ConfigError(f"{sec.path}: [jam]: {exc}") from None
     return params
 
 

@@ -43,6 +43,7 @@ from firmware.safety import Safety
 from firmware.selftest import SelfTest
 from firmware.settings import Settings
 from firmware.sound import SoundCues
+from i18n import Text
 from wire import protocol
 from wire.ops import BOX_OPS
 
@@ -484,7 +485,10 @@ class Daemon:
         try:
             if handler is None:
                 raise CommandError(
-                    "UNKNOWN_OP", f"unknown op {op!r}; allowed: {', '.join(self.ops)}"
+                    "UNKNOWN_OP",
+                    Text(
+                        "unknown op {op!r}; allowed: {allowed}", op=op, allowed=", ".join(self.ops)
+                    ),
                 )
             result = handler(args)
             if "ok" in result:
@@ -495,7 +499,7 @@ class Daemon:
             extra = {k: v for k, v in exc.extra.items() if k not in ("ok", "error")}
             known = exc.code in protocol.ERROR_CODES  # an unlisted code is a bug: INTERNAL
             code = exc.code if known else protocol.INTERNAL
-            response = protocol.result_error(code, exc.message, **extra)
+            response = protocol.result_error(code, exc.message, text=exc.text, **extra)
         except Exception as exc:
             log.exception("command %r failed", op)
             response = protocol.result_error("INTERNAL", f"{type(exc).__name__}: {exc}")

@@ -3,6 +3,8 @@ so callers can catch either (as gpiozero does)."""
 
 from __future__ import annotations
 
+from i18n import Text
+
 EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_USAGE = 2
@@ -34,8 +36,9 @@ class JournalError(LauncherError, OSError):
 class CommandError(LauncherError):
     """A command from the host cannot be carried out; `code` is a wire-protocol error code."""
 
-    def __init__(self, code: str, message: str, *, extra: dict | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, code: str, message: str | Text, *, extra: dict | None = None) -> None:
+        super().__init__(str(message))
         self.code = code
-        self.message = message
+        self.message = str(message)  # English: what the wire's error.message carries
+        self.text = message if isinstance(message, Text) else None  # for the host's language
         self.extra = dict(extra or {})  # reply fields sent with the error (a self-test's checks)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from i18n import Text
+
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
 
@@ -45,9 +47,17 @@ def int_arg(args: dict, name: str, lo: int, hi: int) -> int:
 
     value = args.get(name)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise CommandError(
-            "BAD_ARG", f"{name} must be a whole number from {lo} to {hi}, got {value!r}"
+        text = Text(
+            "{name} must be a whole number from {lo} to {hi}, got {value}",
+            name=name,
+            lo=lo,
+            hi=hi,
+            value=repr(value),
         )
+        raise CommandError("BAD_ARG", text)
     if not lo <= value <= hi:
-        raise CommandError("BAD_ARG", f"{name} must be from {lo} to {hi}, got {value}")
+        text = Text(
+            "{name} must be from {lo} to {hi}, got {value}", name=name, lo=lo, hi=hi, value=value
+        )
+        raise CommandError("BAD_ARG", text)
     return value

@@ -17,6 +17,7 @@ from firmware.errors import CommandError
 from firmware.feature import Feature, int_arg
 from firmware.loop import Event
 from firmware.machine import RESTING_STATES
+from i18n import Text
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -107,7 +108,9 @@ class Hopper(Feature):
         box = self.box
         has_count, has_total = "count" in args, "total" in args
         if has_count == has_total:
-            raise CommandError("BAD_ARG", "load needs exactly one of count (cards added) or total")
+            raise CommandError(
+                "BAD_ARG", Text("load needs exactly one of count (cards added) or total")
+            )
         count = int_arg(args, "count", 1, MAX_LOAD) if has_count else None
         total = None if has_count else int_arg(args, "total", 0, MAX_LOAD)
         cmd_id = box.command_id

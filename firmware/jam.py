@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from i18n import Text
+
 MODES = ("hazard", "pattern", "fixed")
 # Generous bounds that still keep describe() and fit() small and exact. MAX_BURST_LIMIT is
 # also the most `[limits] max_burst` may say: no box fires more cards per press.
@@ -35,6 +37,28 @@ MAX_DRY_LIMIT = 100
 MAX_BURST_LIMIT = 50
 MAX_SEED = 2**63 - 1  # the largest TOML integer: every seed can be written into a config
 MAX_BONUS = 10.0
+_NO_VALUE = object()
+
+
+class JamError(ValueError):
+    """Parameters or a recording the jam model cannot take, as one line. ``text`` is the message
+    (``str`` is its English, for the wire and the log; ``text.render()`` any reader's language).
+    For a ``[jam]`` key, ``key`` names it and ``rule`` says what it must be, without the key or
+    the value, for a caller that names both its own way (``launcher config check``)."""
+
+    def __init__(self, text: Text, key: str | None = None, rule: Text | None = None) -> None:
+        super().__init__(str(text))
+        self.text = text
+        self.key = key
+        self.rule = rule
+
+
+def _bad(key: str, rule: Text, value: object = _NO_VALUE) -> JamError:
+    """The JamError for ``jam.KEY`` breaking ``rule`` (with the value it got, when there is one)."""
+    if value is _NO_VALUE:
+        return JamError(Text("jam.{key} {rule}", key=key, rule=rule), key, rule)
+    got = Text("jam.{key} {rule}, got {value}", key=key, rule=rule, value=repr(value))
+    return JamError(got, key, rule)
 
 
 @dataclass(frozen=True)
@@ -55,41 +79,37 @@ class JamParams:
     def validate(self) -> None:
         """Raise ``ValueError`` with a one-line message naming ``jam.KEY`` if a value is wrong."""
         if self.mode not in MODES:
-            raise ValueError(f"jam.mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+            raise _bad("mode", _one_of(MODES), self.mode)
         _check_number("base", self.base, 0.0, 1.0)
         _check_number("step", self.step, 0.0, 1.0)
         _check_int("max_dry", self.max_dry, 0, MAX_DRY_LIMIT)
         _check_int("max_burst", self.max_burst, 1, MAX_BURST_LIMIT)
         _check_number("pressure_bonus", self.pressure_bonus, 0.0, MAX_BONUS)
         if not isinstance(self.burst_weights, tuple) or not self.burst_weights:
-            raise ValueError(
-                f"jam.burst_weights must be a non-empty list of weights, got {self.burst_weights!r}"
-            )
+            rule = Text("must be a non-empty list of weights")
+            raise _bad("burst_weights", rule, self.burst_weights)
         if len(self.burst_weights) > MAX_BURST_LIMIT:
-            raise ValueError(
-                f"jam.burst_weights must have at most {MAX_BURST_LIMIT} entries, "
-                f"got {len(self.burst_weights)}"
-            )
+            rule = Text("must have at most {most} entries", most=MAX_BURST_LIMIT)
+            raise _bad("burst_weights", rule, len(self.burst_weights))
         for w in self.burst_weights:
             if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w):
-                raise ValueError(f"jam.burst_weights must hold numbers, got {w!r}")
+                raise _bad("burst_weights", Text("must hold numbers"), w)
             if w < 0:
-                raise ValueError(f"jam.burst_weights must be at least 0 each, got {w!r}")
+                raise _bad("burst_weights", Text("must be at least 0 each"), w)
         if sum(self.burst_weights) <= 0:
-            raise ValueError("jam.burst_weights must have at least one weight above 0, got all 0")
+            rule = Text("must have at least one weight above 0")
+            raise _bad("burst_weights", rule, self.burst_weights)
         if not isinstance(self.pattern, tuple):
-            raise ValueError(f"jam.pattern must be a list of card counts, got {self.pattern!r}")
+            raise _bad("pattern", Text("must be a list of card counts"), self.pattern)
         for c in self.pattern:
             if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= self.max_burst:
-                raise ValueError(
-                    f"jam.pattern must hold whole numbers between 0 and max_burst "
-                    f"({self.max_burst}), got {c!r}"
+                rule = Text(
+                    "must hold whole numbers between 0 and max_burst ({most})", most=self.max_burst
                 )
+                raise _bad("pattern", rule, c)
         if self.mode == "pattern" and not any(self.pattern):
-            raise ValueError(
-                f"jam.pattern must hold at least one count above 0 in pattern mode, "
-                f"got {list(self.pattern)!r}"
-            )
+            rule = Text("must hold at least one count above 0 in pattern mode")
+            raise _bad("pattern", rule, list(self.pattern))
         _check_int("count", self.count, 1, self.max_burst)
         _check_int("seed", self.seed, 0, MAX_SEED)
 
@@ -101,18 +121,23 @@ class JamParams:
         return out
 
 
+def _one_of(choices: Sequence[str]) -> Text:
+    return Text("must be one of {choices}", choices=", ".join(choices))
+
+
 def _check_number(key: str, value: object, lo: float, hi: float) -> None:
+    bounds = {"lo": f"{lo:g}", "hi": f"{hi:g}"}
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"jam.{key} must be a number between {lo:g} and {hi:g}, got {value!r}")
+        raise _bad(key, Text("must be a number between {lo} and {hi}", **bounds), value)
     if not lo <= value <= hi:
-        raise ValueError(f"jam.{key} must be between {lo:g} and {hi:g}, got {value!r}")
+        raise _bad(key, Text("must be between {lo} and {hi}", **bounds), value)
 
 
 def _check_int(key: str, value: object, lo: int, hi: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"jam.{key} must be a whole number between {lo} and {hi}, got {value!r}")
+        raise _bad(key, Text("must be a whole number between {lo} and {hi}", lo=lo, hi=hi), value)
     if not lo <= value <= hi:
-        raise ValueError(f"jam.{key} must be between {lo} and {hi}, got {value!r}")
+        raise _bad(key, Text("must be between {lo} and {hi}", lo=lo, hi=hi), value)
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(JamParams)}
@@ -123,13 +148,16 @@ def check_limit(params: JamParams, max_burst: int) -> None:
     ``[limits] max_burst``: the one rule for a config file, ``model.set`` and ``model fit``.
     (Weights past the limit would only pile onto ``max_burst`` cards without a word.)"""
     if params.max_burst > max_burst:
-        raise ValueError(f"jam.max_burst must be at most [limits] max_burst = {max_burst}")
+        rule = Text("must be at most [limits] max_burst = {most}", most=max_burst)
+        raise _bad("max_burst", rule)
     if len(params.burst_weights) > max_burst:
-        raise ValueError(
-            f"jam.burst_weights has {len(params.burst_weights)} weights (bursts of 1 to "
-            f"{len(params.burst_weights)} cards) but [limits] max_burst = {max_burst}: give at "
-            f"most {max_burst}"
+        rule = Text(
+            "has {n} weights (bursts of 1 to {n} cards) but [limits] max_burst = {most}: give at "
+            "most {most}",
+            n=len(params.burst_weights),
+            most=max_burst,
         )
+        raise _bad("burst_weights", rule)
 
 
 def fold_weights(weights: Sequence[float], max_burst: int) -> tuple[float, ...]:
@@ -150,20 +178,22 @@ def from_mapping(mapping: Mapping[str, object], *, defaults: JamParams | None = 
     ``ValueError`` with one line naming ``jam.KEY`` on an unknown key or a bad value.
     """
     if not isinstance(mapping, Mapping):
-        raise ValueError(f"jam must be a table of model parameters, got {mapping!r}")
+        text = Text("jam must be a table of model parameters, got {value}", value=repr(mapping))
+        raise JamError(text)
     values: dict[str, Any] = {}
     for key, value in mapping.items():
         if key not in _FIELDS:
-            raise ValueError(f"jam.{key} is not a known key; allowed: {', '.join(_FIELDS)}")
+            rule = Text("is not a known key; allowed: {allowed}", allowed=", ".join(_FIELDS))
+            raise _bad(key, rule)
         if key in ("burst_weights", "pattern"):
             if isinstance(value, str) or not isinstance(value, Sequence):
-                raise ValueError(f"jam.{key} must be a list, got {value!r}")
+                raise _bad(key, Text("must be a list"), value)
             value = tuple(value)
         elif key in ("base", "step", "pressure_bonus"):
             if isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)
         elif key == "mode" and not isinstance(value, str):
-            raise ValueError(f"jam.mode must be one of {', '.join(MODES)}, got {value!r}")
+            raise _bad("mode", _one_of(MODES), value)
         values[key] = value
     params = dataclasses.replace(defaults or JamParams(), **values)
     params.validate()
@@ -521,15 +551,28 @@ def fit(counts: Sequence[int], *, max_burst: int = 12) -> FitResult:
       and the Kolmogorov-Smirnov distance between the two CDFs.
     """
     if max_burst < 1:
-        raise ValueError(f"max_burst must be at least 1, got {max_burst}")
+        raise JamError(Text("max_burst must be at least 1, got {n}", n=max_burst))
     for i, c in enumerate(counts):
         if isinstance(c, bool) or not isinstance(c, int) or c < 0:
-            raise ValueError(f"press {i + 1}: count must be a whole number >= 0, got {c!r}")
+            raise JamError(
+                Text(
+                    "press {press}: count must be a whole number >= 0, got {value}",
+                    press=i + 1,
+                    value=repr(c),
+                )
+            )
         if c > max_burst:
-            raise ValueError(f"press {i + 1}: {c} cards is more than max_burst ({max_burst})")
+            raise JamError(
+                Text(
+                    "press {press}: {count} cards is more than max_burst ({most})",
+                    press=i + 1,
+                    count=c,
+                    most=max_burst,
+                )
+            )
     fires_total = sum(1 for c in counts if c > 0)
     if fires_total == 0:
-        raise ValueError("no press fired a card: a jam model needs at least one fire to fit")
+        raise JamError(Text("no press fired a card: a jam model needs at least one fire to fit"))
 
     # At-risk tables: presses made after n dry presses, and how many of them fired.
     fired: list[int] = []
@@ -547,9 +590,12 @@ def fit(counts: Sequence[int], *, max_burst: int = 12) -> FitResult:
             n += 1
     longest_dry = max((k + 1 for k, d in enumerate(dried) if d), default=0)
     if longest_dry > MAX_DRY_LIMIT:
-        raise ValueError(
-            f"the recording has {longest_dry} dry presses in a row; the model allows at most "
-            f"{MAX_DRY_LIMIT}"
+        raise JamError(
+            Text(
+                "the recording has {n} dry presses in a row; the model allows at most {most}",
+                n=longest_dry,
+                most=MAX_DRY_LIMIT,
+            )
         )
 
     burst_hist = [0] * (max_burst + 1)

@@ -32,6 +32,8 @@ from firmware.jam import (
     sample,
     streak_stats,
 )
+from i18n import Nn_, _
+from i18n.layout import columns
 
 MAX_PRESSES = 10_000_000
 # Fire reasons for presses the jam model never planned (the box refused or stopped first);
@@ -63,40 +65,67 @@ def load_params(path: str | None) -> tuple[JamParams, int]:
 
 
 def _pct(p: float | None) -> str:
-    return "   -  " if p is None else f"{100 * p:5.1f}%"
+    return "-" if p is None else i18n.percent(p)
+
+
+def table(rows: list[list[str]]) -> list[str]:
+    """The tables of ``launcher model``: a heading row, then rows of numbers, every column right
+    aligned by terminal cells (Thai and Chinese headings too) between ``|`` bars."""
+    right = set(range(len(rows[0])))
+    return [" " + line for line in columns(rows, right=right, sep=" | ")]
 
 
 def format_describe(d: dict[str, Any]) -> str:
     """``describe()`` as the table ``launcher model show`` prints."""
+    num = i18n.number
     p = d["params"]
     if d["mode"] == "hazard":
-        head = (
-            f"jam model: hazard (base {p['base']:g}, step {p['step']:g}, max_dry {p['max_dry']}, "
-            f"pressure_bonus {p['pressure_bonus']:g}, max_burst {p['max_burst']})"
+        head = _(
+            "jam model: hazard (base {base}, step {step}, max_dry {max_dry}, "
+            "pressure_bonus {pressure_bonus}, max_burst {max_burst})"
+        ).format(
+            base=num(p["base"]),
+            step=num(p["step"]),
+            max_dry=p["max_dry"],
+            pressure_bonus=num(p["pressure_bonus"]),
+            max_burst=p["max_burst"],
         )
     elif d["mode"] == "pattern":
-        head = f"jam model: pattern {p['pattern']}"
+        head = _("jam model: pattern {pattern}").format(pattern=p["pattern"])
     else:
-        head = f"jam model: fixed, {p['count']} card(s) per press"
+        head = i18n.ngettext(
+            "jam model: fixed, {n} card per press",
+            "jam model: fixed, {n} cards per press",
+            p["count"],
+        ).format(n=p["count"])
     lines = [
         head,
-        f"fires on {100 * d['fire_rate']:.1f}% of presses; {d['cards_per_press_mean']:.2f} cards "
-        f"per press, {d['burst_mean']:.2f} per fire",
-        f"dry streak: mean {d['dry_streak_mean']:.2f}, longest possible {d['dry_streak_max']}",
+        _("fires on {share} of presses; {cards} cards per press, {burst} per fire").format(
+            share=_pct(d["fire_rate"]),
+            cards=num(d["cards_per_press_mean"], 2),
+            burst=num(d["burst_mean"], 2),
+        ),
+        _("dry streak: mean {mean}, longest possible {longest}").format(
+            mean=num(d["dry_streak_mean"], 2), longest=d["dry_streak_max"]
+        ),
         "",
-        " after n dry | chance to fire | streak of n | fires within n+1 | share of presses",
     ]
+    rows = [[_("after n dry"), _("chance to fire"), _("streak of n"), _("fires within n+1"),
+             _("share of presses")]]  # fmt: skip
     for n, chance in enumerate(d["fire_chance"]):
-        lines.append(
-            f" {n:11d} | {_pct(chance):>14} | {_pct(d['dry_streak'][n]):>11} | "
-            f"{_pct(d['dry_streak_cdf'][n]):>16} | {_pct(d['streak_share'][n]):>16}"
-        )
+        rows.append(
+            [num(n), _pct(chance), _pct(d["dry_streak"][n]), _pct(d["dry_streak_cdf"][n]),
+             _pct(d["streak_share"][n])]
+        )  # fmt: skip
+    lines += table(rows)
     if d["dry_streak_tail"] > 1e-12:
-        lines.append(f" longer streaks: {_pct(d['dry_streak_tail'])}")
-    lines += ["", " cards | per fire | per press"]
+        lines.append(" " + _("longer streaks: {share}").format(share=_pct(d["dry_streak_tail"])))
+    lines.append("")
+    rows = [[_("cards"), _("per fire"), _("per press")]]
     for k, per_press in enumerate(d["cards_per_press"]):
         if per_press > 0 or d["burst"][k] > 0:
-            lines.append(f" {k:5d} | {_pct(d['burst'][k]):>8} | {_pct(per_press):>9}")
+            rows.append([num(k), _pct(d["burst"][k]), _pct(per_press)])
+    lines += table(rows)
     return "\n".join(lines)
 
 
@@ -151,31 +180,54 @@ def _sample(args: argparse.Namespace) -> int:
                 most=MAX_PRESSES, n=args.presses
             )
         )
-    params, _ = load_params(args.config)
+    params, _limit = load_params(args.config)
     report = sample_report(params, args.presses, args.seed)
     if args.json:
         print(json.dumps(report))
         return 0
+    print(format_sample(report))
+    return 0
+
+
+def format_sample(report: dict[str, Any]) -> str:
+    """A ``sample_report`` as the text ``launcher model sample`` prints."""
+    num = i18n.number
     stats, exp = report["stats"], report["expected"]
-    print(
-        f"{args.presses} presses, seed {args.seed}: {stats['fires']} fires, {stats['cards']} cards"
-    )
-    print(
-        f"fire rate {100 * stats['fire_rate']:.1f}% (model {100 * exp['fire_rate']:.1f}%); "
-        f"mean dry streak {stats['dry_streak_mean']:.2f} (model {exp['dry_streak_mean']:.2f}); "
-        f"longest {stats['dry_streak_max']}"
-    )
-    print(" streak | seen  | model")
+    lines = [
+        _("{presses}, seed {seed}: {fires}, {cards}").format(
+            presses=_count_of(Nn_("{n} press", "{n} presses"), report["presses"]),
+            seed=report["seed"],
+            fires=_count_of(Nn_("{n} fire", "{n} fires"), stats["fires"]),
+            cards=_count_of(Nn_("{n} card", "{n} cards"), stats["cards"]),
+        ),
+        _(
+            "fire rate {rate} (model {model_rate}); mean dry streak {mean} (model {model_mean}); "
+            "longest {longest}"
+        ).format(
+            rate=_pct(stats["fire_rate"]),
+            model_rate=_pct(exp["fire_rate"]),
+            mean=num(stats["dry_streak_mean"], 2),
+            model_mean=num(exp["dry_streak_mean"], 2),
+            longest=stats["dry_streak_max"],
+        ),
+    ]
+    rows = [[_("streak"), _("seen"), _("model")]]
     hist = stats["dry_streak_hist"]
     total = max(1, stats["streaks"])
     for k in range(max(len(hist), len(exp["dry_streak"]))):
         seen = hist[k] / total if k < len(hist) else 0.0
         model = exp["dry_streak"][k] if k < len(exp["dry_streak"]) else 0.0
         if seen or model:
-            print(f" {k:6d} | {_pct(seen)} | {_pct(model)}")
+            rows.append([num(k), _pct(seen), _pct(model)])
+    lines += table(rows)
     shown = " ".join(str(c) for c in report["counts"][:40])
-    print(f"counts: {shown}{' ...' if args.presses > 40 else ''}")
-    return 0
+    more = " ..." if report["presses"] > 40 else ""
+    lines.append(_("counts: {counts}").format(counts=shown + more))
+    return "\n".join(lines)
+
+
+def _count_of(pair: tuple[str, str], n: int) -> str:
+    return i18n.ngettext(*pair, n).format(n=i18n.number(n))
 
 
 # --------------------------------------------------------------------------- fit input
@@ -277,29 +329,46 @@ def _read_csv(path: str, text: str, max_burst: int) -> list[int]:
 
 def format_fit(result: Any, source: str) -> str:
     """A ``FitResult`` as the text ``launcher model fit`` prints."""
+    num = i18n.number
     p = result.params
     weights = ", ".join(f"{w:g}" for w in p.burst_weights)
     if result.p_value is None:
-        verdict = "too few dry streaks for a p-value"
+        verdict = _("too few dry streaks for a p-value")
     else:
-        verdict = f"p = {result.p_value:.3g}"
-        verdict += (
-            " (consistent)" if result.p_value >= 0.05 else " (the data differ from a hazard model)"
-        )
+        p_value = f"{result.p_value:.3g}"  # as written in statistics, in every language
+        if result.p_value >= 0.05:
+            verdict = _("p = {p} (consistent)").format(p=p_value)
+        else:
+            verdict = _("p = {p} (the data differ from a hazard model)").format(p=p_value)
     lines = [
-        f"fitted hazard model from {result.presses} presses ({result.fires} fires) in {source}",
+        _("fitted hazard model from {presses} ({fires}) in {source}").format(
+            presses=_count_of(Nn_("{n} press", "{n} presses"), result.presses),
+            fires=_count_of(Nn_("{n} fire", "{n} fires"), result.fires),
+            source=source,
+        ),
+        # The values as TOML writes them: what goes into the config, in every language.
         f"  base = {p.base:g}",
         f"  step = {p.step:g}",
         f"  max_dry = {p.max_dry}",
         f"  burst_weights = [{weights}]",
-        f"goodness of fit on dry-streak lengths: chi-square {result.chi_square:.2f} on "
-        f"{result.dof} dof, {verdict}; KS distance {result.ks:.4f}",
-        f"log-likelihood {result.log_likelihood:.1f}, AIC {result.aic:.1f}",
-        " streak | seen  | fitted",
+        _(
+            "goodness of fit on dry-streak lengths: chi-square {chi_square} on {dof} dof, "
+            "{verdict}; KS distance {ks}"
+        ).format(
+            chi_square=num(result.chi_square, 2),
+            dof=result.dof,
+            verdict=verdict,
+            ks=num(result.ks, 4),
+        ),
+        _("log-likelihood {log_likelihood}, AIC {aic}").format(
+            log_likelihood=num(result.log_likelihood, 1), aic=num(result.aic, 1)
+        ),
     ]
+    rows = [[_("streak"), _("seen"), _("fitted")]]
     for k, (o, e) in enumerate(zip(result.observed_streaks, result.expected_streaks, strict=True)):
         if o or e >= 0.05:
-            lines.append(f" {k:6d} | {o:5d} | {e:8.1f}")
+            rows.append([num(k), num(o), num(e, 1)])
+    lines += table(rows)
     return "\n".join(lines)
 
 
@@ -499,7 +568,7 @@ def _fit(args: argparse.Namespace) -> int:
     try:
         result = fit(counts, max_burst=max_burst)
     except ValueError as exc:
-        raise UsageError(f"{args.file}: {exc}") from None
+        raise UsageError(f"{args.file}: {i18n.in_reader_language(exc)}") from None
     if args.write_config:
         write_config(args.write_config, result.params, text)
     if args.json:

@@ -551,6 +551,8 @@ class Link:
                         reply = {**reply, name: told}
                         break
                     told = told[: len(told) * 3 // 4 - 3] + "..." if len(told) > 40 else ""
+        if not _fits(reply) and _fits(protocol.without_text(reply)):
+            reply = protocol.without_text(reply)
         if not _fits(reply):
             log.error("reply to %s does not fit in one frame: %r", op, reply)
             reply = protocol.reply_error(cmd_id, protocol.INTERNAL, f"{op}: reply too long")

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from firmware.errors import CommandError
 from firmware.feature import Feature, int_arg
-from firmware.jam import JamModel, check_limit, from_mapping
+from firmware.jam import JamError, JamModel, check_limit, from_mapping
 from firmware.loop import Event
 from firmware.machine import LATCHED_STATES, RESTING_STATES
+from i18n import Text
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -255,13 +256,17 @@ class PressQueue(Feature):
         count = int_arg(args, "count", 1, box.config.limits.max_burst)
         state = box.state
         if state in LATCHED_STATES:
-            raise CommandError(state.upper(), f"the box is {state}; clear it first")
+            raise CommandError(
+                state.upper(), Text("the box is {state}; clear it first", state=state)
+            )
         if state in ("booting", "stopping"):
-            raise CommandError("BUSY", f"the box is {state}")
+            raise CommandError("BUSY", Text("the box is {state}", state=state))
         if box.hopper.door_open():
-            raise CommandError("LOCKED", "the hopper door is open: nothing moves until it shuts")
+            raise CommandError(
+                "LOCKED", Text("the hopper door is open: nothing moves until it shuts")
+            )
         if len(self.queue) >= box.config.limits.press_queue:
-            raise CommandError("BUSY", "the press queue is full")
+            raise CommandError("BUSY", Text("the press queue is full"))
         return {"press_id": self.accept("dispense", count=count)}
 
     def _op_lock(self, args: dict) -> dict:
@@ -280,12 +285,16 @@ class PressQueue(Feature):
     def _op_model_set(self, args: dict) -> dict:
         params = args.get("params")
         if not isinstance(params, dict) or not params:
-            raise CommandError("BAD_ARG", "model.set needs params: a mapping of jam parameters")
+            raise CommandError(
+                "BAD_ARG", Text("model.set needs params: a mapping of jam parameters")
+            )
         try:
             new = from_mapping(params, defaults=self.jam.params)
             check_limit(new, self.box.config.limits.max_burst)  # limits come from the config only
         except ValueError as exc:
-            raise CommandError("BAD_ARG", str(exc)) from None
+            raise CommandError(
+                "BAD_ARG", exc.text if isinstance(exc, JamError) else str(exc)
+            ) from None
         self.jam.set_params(new)
         self.box.settings.remember_jam(params)  # kept beside the journal for the next start
         return {"params": new.to_dict()}

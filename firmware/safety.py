@@ -23,6 +23,7 @@ from firmware.errors import CommandError
 from firmware.feature import Feature
 from firmware.loop import Event
 from firmware.machine import RESTING_STATES
+from i18n import Text
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -121,7 +122,9 @@ class Safety(Feature):
         if box.state == "empty":
             hopper = box.hopper
             if hopper.switch_empty():
-                raise CommandError("EMPTY", "the hopper-empty switch still reads empty; load cards")
+                raise CommandError(
+                    "EMPTY", Text("the hopper-empty switch still reads empty; load cards")
+                )
             if hopper.count == 0:
                 hopper.count = None  # refilled by hand: the count is unknown until `load`
         box.model.clear(why=why)
@@ -142,7 +145,7 @@ class Safety(Feature):
     def _op_clear(self, args: dict) -> dict:
         box = self.box
         if box.state == "fault":
-            raise CommandError("FAULT", "the box is in fault; use reset")
+            raise CommandError("FAULT", Text("the box is in fault; use reset"))
         if box.state in ("jammed", "empty"):
             self.clear_latch("host clear")
         return {"state": box.state}

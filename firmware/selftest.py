@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from firmware.errors import CommandError
 from firmware.feature import Feature
 from firmware.machine import BUSY_STATES
+from i18n import Text
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -57,12 +58,16 @@ class SelfTest(Feature):
     def _op_selftest(self, args: dict) -> dict:
         state = self.box.state
         if state in BUSY_STATES:
-            raise CommandError("BUSY", f"the box is {state}; try again when it rests")
+            raise CommandError(
+                "BUSY", Text("the box is {state}; try again when it rests", state=state)
+            )
         result = self.run()
         if not result["passed"]:
             # the envelope says the command failed (ok false, FAULT); the checks say why
             failed = "; ".join(c["detail"] for c in result["checks"] if not c["ok"])
             raise CommandError(
-                "FAULT", f"self-test failed: {failed}", extra={"passed": False, **result}
+                "FAULT",
+                Text("self-test failed: {failed}", failed=failed),
+                extra={"passed": False, **result},
             )
         return {"passed": True, "checks": result["checks"]}

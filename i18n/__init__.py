@@ -10,6 +10,8 @@ package). Machine output (``--json``, the wire protocol, log keys) never does.
   else English; an unknown ``--lang`` is a `LanguageError` (one line, exit 2).
 - `Language` holds one language's catalog and number format, for a caller that serves several
   languages at once (the web page, one per request).
+- `Text` is a message not yet in any language (its template and arguments): the box keeps its
+  errors that way (English on the wire, `str`), and a reader shows it in theirs (`render`).
 
 Both `launcher` and `unoattack` use it, so it imports neither `engine` nor `firmware`.
 """
@@ -21,8 +23,9 @@ import gettext
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from i18n.layout import format_number
+from i18n.layout import format_number, format_percent
 
 __all__ = [
     "DOMAIN",
@@ -32,15 +35,18 @@ __all__ = [
     "Language",
     "LanguageError",
     "Nn_",
+    "Text",
     "_",
     "choose",
     "current",
     "from_accept_language",
     "from_environment",
+    "in_reader_language",
     "language",
     "ngettext",
     "normalize",
     "number",
+    "percent",
     "take_lang",
     "use",
 ]
@@ -181,6 +187,10 @@ class Language:
         """`value` written as this language writes numbers (1,234.5 / 1.234,5)."""
         return format_number(value, self.code, decimals)
 
+    def percent(self, share: float, decimals: int = 1) -> str:
+        """`share` (0.46) as this language writes a percentage (46.0% / 46,0 %)."""
+        return format_percent(share, self.code, decimals)
+
     def __repr__(self) -> str:
         return f"Language({self.code!r})"
 
@@ -243,6 +253,77 @@ def choose(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> lis
     return rest
 
 
+class Text:
+    """A message kept as its template (the English source, which is also its catalog id) and
+    its arguments, put into a language only where someone reads it: ``str(text)`` is the English
+    (the wire, the log), ``text.render(lang)`` the language of a reader. Written
+    ``Text("{key} must be between {lo} and {hi}", key=..., lo=..., hi=...)`` where it arises, so
+    the catalogs find it; `to_wire`/`from_wire` carry it as JSON (template and arguments)."""
+
+    __slots__ = ("args", "template")
+
+    def __init__(self, template: str, /, **args: Any) -> None:
+        self.template = template
+        self.args = args
+
+    def render(self, lang: Language | None = None) -> str:
+        """The message in `lang` (the language in use if None); the English one when the
+        translation does not format with these arguments (a template from a newer box)."""
+        lang = lang or current()
+        args = {k: v.render(lang) if isinstance(v, Text) else v for k, v in self.args.items()}
+        try:
+            return lang.gettext(self.template).format(**args)
+        except (KeyError, IndexError, ValueError):
+            return str(self)
+
+    def to_wire(self) -> dict[str, Any]:
+        """``{"template": ..., "args": {...}}`` (a `Text` argument nested the same way):
+        JSON-able when the arguments are."""
+        args = {k: v.to_wire() if isinstance(v, Text) else v for k, v in self.args.items()}
+        return {"template": self.template, "args": args}
+
+    @classmethod
+    def from_wire(cls, data: object) -> Text | None:
+        """The `Text` a `to_wire` mapping carries; None when `data` is not one."""
+        if not isinstance(data, Mapping):
+            return None
+        template, args = data.get("template"), data.get("args", {})
+        if not isinstance(template, str) or not isinstance(args, Mapping):
+            return None
+        if not all(isinstance(k, str) and k.isidentifier() for k in args):
+            return None
+        nested = {
+            k: cls.from_wire(v) or v if isinstance(v, Mapping) else v for k, v in args.items()
+        }
+        return cls(template, **nested)
+
+    def __str__(self) -> str:
+        try:
+            return self.template.format(
+                **{k: str(v) if isinstance(v, Text) else v for k, v in self.args.items()}
+            )
+        except (KeyError, IndexError, ValueError):
+            return self.template
+
+    def __repr__(self) -> str:
+        return f"Text({self.template!r}, **{self.args!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Text) and (self.template, self.args) == (
+            other.template,
+            other.args,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def in_reader_language(exc: BaseException) -> str:
+    """An error's one line in the language in use: its `Text` (an error that keeps one as
+    ``exc.text``, such as the jam model's) rendered, else ``str(exc)``."""
+    text = getattr(exc, "text", None)
+    return text.render() if isinstance(text, Text) else str(exc)
+
+
 def _(message: str) -> str:
     """`message` in the language in use."""
     return current().gettext(message)
@@ -256,3 +337,8 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 def number(value: float, decimals: int | None = None) -> str:
     """`value` written the way the language in use writes numbers."""
     return current().number(value, decimals)
+
+
+def percent(share: float, decimals: int = 1) -> str:
+    """`share` (0.46) as a percentage the way the language in use writes one."""
+    return current().percent(share, decimals)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["columns", "format_number", "ljust", "rjust", "width"]
+__all__ = ["columns", "format_number", "format_percent", "ljust", "rjust", "width"]
 
 # (group separator, decimal separator) of each language's numbers (CLDR, latn digits).
 _SEPARATORS: dict[str, tuple[str, str]] = {
@@ -33,6 +33,16 @@ def format_number(value: float, code: str = "en", decimals: int | None = None) -
     return text.translate({ord(","): group, ord("."): point})
 
 
+# What follows the number in a percentage (CLDR's percent pattern): Romanian spaces it off.
+_PERCENT_SIGN: dict[str, str] = {"ro": "\u00a0%"}
+
+
+def format_percent(share: float, code: str = "en", decimals: int = 1) -> str:
+    """`share` (0.46) as a percentage written the way language `code` does: `46.0%`, Romanian
+    `46,0 %` (a no-break space before the sign, as CLDR and Babel's `format_percent`)."""
+    return format_number(100 * share, code, decimals) + _PERCENT_SIGN.get(code, "%")
+
+
 def width(text: str) -> int:
     """Terminal cells `text` takes: wide (East Asian) characters two, combining marks none."""
     cells = 0
@@ -54,11 +64,14 @@ def rjust(text: str, cells: int) -> str:
 
 
 def columns(
-    rows: list[list[str]], right: frozenset[int] | set[int] = frozenset(), gap: int = 2
+    rows: list[list[str]],
+    right: frozenset[int] | set[int] = frozenset(),
+    gap: int = 2,
+    sep: str | None = None,
 ) -> list[str]:
     """`rows` (the first is the heading) as lines of aligned columns, each as wide as its widest
     cell in terminal cells; columns in `right` (numbers) align right, the last column of text
-    is not padded."""
+    is not padded. Columns are `gap` spaces apart, or joined by `sep` (`" | "`) if given."""
     widths = [max(width(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
@@ -66,5 +79,5 @@ def columns(
             rjust(cell, widths[i]) if i in right else ljust(cell, widths[i])
             for i, cell in enumerate(row)
         ]
-        lines.append((" " * gap).join(cells).rstrip())
+        lines.append((" " * gap if sep is None else sep).join(cells).rstrip())
     return lines

@@ -25,7 +25,13 @@ ROOT = LOCALE_DIR.parent.parent
 # The code whose messages people read (the web page's templates join here when it has some).
 SOURCES: tuple[str, ...] = ("engine", "firmware", "i18n", "wire")
 # The functions a message is written in: `ngettext` and `Nn_` take a singular and a plural.
-KEYWORDS: dict[str, Any] = {"_": None, "N_": None, "ngettext": (1, 2), "Nn_": (1, 2)}
+KEYWORDS: dict[str, Any] = {
+    "_": None,
+    "N_": None,
+    "ngettext": (1, 2),
+    "Nn_": (1, 2),
+    "Text": None,  # i18n.Text(template, **args): the template is the message
+}
 COMMENT_TAG = "i18n:"  # `# i18n: ...` above a message is a note for the translators
 # gettext plural rules, as CLDR counts them (Welsh: zero, one, two, few, many, other).
 PLURAL_FORMS: dict[str, str] = {

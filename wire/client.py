@@ -34,6 +34,7 @@ from typing import Any
 
 import serial
 
+from i18n import Text, _
 from wire import ops, ports, protocol
 from wire.errors import UnoError
 
@@ -129,7 +130,12 @@ class Position:
             )
             row = db.execute("SELECT stream, seq FROM position WHERE id = 1").fetchone()
         except sqlite3.Error as exc:
-            raise BoxError("STATE", f"cannot use the host state file {self.path}: {exc}") from None
+            raise BoxError(
+                "STATE",
+                _("cannot use the host state file {path}: {error}").format(
+                    path=self.path, error=exc
+                ),
+            ) from None
         self._db = db
         if row is not None:
             self.stream, self.seq = row[0], int(row[1])
@@ -230,7 +236,7 @@ class BoxClient:
         self._gap_since = 0.0
         self._closed = False
         self._pty = False  # the port is a pty slave: never reopened once it vanishes
-        self._gone: str | None = None  # why the box can no longer be reached, once it cannot
+        self._gone: Text | None = None  # why the box can no longer be reached, once it cannot
 
     # ----------------------------------------------------------------------------------------
     # lifecycle
@@ -244,12 +250,15 @@ class BoxClient:
         (A name that can never be a port is refused by the constructor, `BAD_PORT`.) Calling it
         again while connected does nothing."""
         if self._closed:
-            raise BoxError("CLOSED", "this client was closed; make a new one")
+            raise BoxError("CLOSED", _("this client was closed; make a new one"))
         if self._thread is None:
             try:
                 ser = _open_port(self.port)
             except ValueError as exc:  # pyserial: bad URL settings (the scheme was checked)
-                raise BoxError("BAD_PORT", f"cannot use port {self.port!r}: {exc}") from None
+                raise BoxError(
+                    "BAD_PORT",
+                    _("cannot use port {port!r}: {error}").format(port=self.port, error=exc),
+                ) from None
             except (serial.SerialException, OSError) as exc:
                 raise BoxError(*ports.open_failure(self.port, exc)) from None
             self._pty = ports.is_pty(self.port)
@@ -262,7 +271,10 @@ class BoxClient:
             self.close()
             self.raise_if_gone()
             raise BoxError(
-                "TIMEOUT", f"no answer from a box on {self.port} within {self.timeout:g} s"
+                "TIMEOUT",
+                _("no answer from a box on {port} within {seconds} s").format(
+                    port=self.port, seconds=f"{self.timeout:g}"
+                ),
             )
 
     def close(self) -> None:
@@ -295,7 +307,7 @@ class BoxClient:
         """Raise BoxError `UNREACHABLE` once the box can never be reached on this port again
         (its pty vanished: `ports.is_pty`); a port that may come back is waited for instead."""
         if self._gone:
-            raise BoxError("UNREACHABLE", self._gone)
+            raise BoxError("UNREACHABLE", self._gone.render())
 
     # ----------------------------------------------------------------------------------------
     # commands
@@ -307,12 +319,17 @@ class BoxClient:
         box's error code when it answers `ok: false`, `BAD_ARG` for a command too big for one
         frame (a 600-digit count), or `TIMEOUT` after `timeout` seconds."""
         if op not in ops.OPS:  # the box would only answer UNKNOWN_OP: say so without asking
-            raise BoxError("UNKNOWN_OP", f"unknown op {op!r}; known: {', '.join(ops.OPS)}")
+            raise BoxError(
+                "UNKNOWN_OP",
+                _("unknown op {op!r}; known: {known}").format(op=op, known=", ".join(ops.OPS)),
+            )
         cmd_id = f"{self._id_prefix}-{next(self._ids)}"
         try:
             line = protocol.encode(protocol.cmd(cmd_id, op, **args))
         except ValueError as exc:  # the box would answer LINE_TOO_LONG with no id, for ever
-            raise BoxError("BAD_ARG", f"{op} does not fit in one frame ({exc})") from None
+            raise BoxError(
+                "BAD_ARG", _("{op} does not fit in one frame ({error})").format(op=op, error=exc)
+            ) from None
         if self._thread is None:
             self.connect()
         pending = _Pending()
@@ -327,10 +344,14 @@ class BoxClient:
                 if remaining <= 0:
                     raise BoxError(
                         "TIMEOUT",
-                        f"no reply to {op!r} from the box on {self.port} within {self.timeout:g} s",
+                        _("no reply to {op!r} from the box on {port} within {seconds} s").format(
+                            op=op, port=self.port, seconds=f"{self.timeout:g}"
+                        ),
                     )
                 if self._closed:
-                    raise BoxError("CLOSED", f"client closed while waiting for {op!r}")
+                    raise BoxError(
+                        "CLOSED", _("client closed while waiting for {op!r}").format(op=op)
+                    )
                 self.raise_if_gone()
                 if not self._online.is_set():
                     # port down or hello not answered yet: resend once it is back (the wait is
@@ -350,10 +371,13 @@ class BoxClient:
         reply = pending.reply
         if reply is None:
             self.raise_if_gone()
-            raise BoxError("CLOSED", f"client closed while waiting for {op!r}")
+            raise BoxError("CLOSED", _("client closed while waiting for {op!r}").format(op=op))
         if not reply.get("ok"):
             error = reply.get("error") or {}
-            raise BoxError(str(error.get("code", "INTERNAL")), str(error.get("message", "")))
+            # The box's English line, or (when it sent one) the same message in our language.
+            text = Text.from_wire(error.get("text"))
+            message = text.render() if text is not None else str(error.get("message", ""))
+            raise BoxError(str(error.get("code", "INTERNAL")), message)
         return {k: v for k, v in reply.items() if k not in ("v", "type", "id", "ok")}
 
     def press(self) -> int:
@@ -443,11 +467,17 @@ class BoxClient:
             while press_id not in self._fires:
                 left = deadline - time.monotonic()
                 if self._closed:
-                    raise BoxError("CLOSED", f"client closed while waiting for press {press_id}")
+                    raise BoxError(
+                        "CLOSED",
+                        _("client closed while waiting for press {press}").format(press=press_id),
+                    )
                 self.raise_if_gone()
                 if left <= 0:
                     raise BoxError(
-                        "TIMEOUT", f"no fire result for press {press_id} within {timeout:g} s"
+                        "TIMEOUT",
+                        _("no fire result for press {press} within {seconds} s").format(
+                            press=press_id, seconds=f"{timeout:g}"
+                        ),
                     )
                 self._cond.wait(left)
             entry = self._fires.pop(press_id)
@@ -495,9 +525,10 @@ class BoxClient:
     def _lose_for_good(self) -> None:
         """The box's pty is gone: its path will soon name some other pty (docs/protocol.md), so
         stop here and let every waiting call raise the one line instead of reaching a stranger."""
-        self._gone = (
-            f"the box's pseudo-terminal {self.port} is gone (a restarted `launcher run --port pty`"
-            " prints a new PORT path: connect to that)"
+        self._gone = Text(
+            "the box's pseudo-terminal {port} is gone (a restarted `launcher run --port pty`"
+            " prints a new PORT path: connect to that)",
+            port=self.port,
         )
         log.warning("%s", self._gone)
         self._online.clear()
@@ -594,7 +625,10 @@ class BoxClient:
         if pending.reply is None:
             pending.reply = {
                 "ok": False,
-                "error": {"code": "BAD_REPLY", "message": f"the box's reply is invalid: {exc}"},
+                "error": {
+                    "code": "BAD_REPLY",
+                    "message": _("the box's reply is invalid: {error}").format(error=exc),
+                },
             }
             pending.done.set()
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from firmware.errors import UsageError
+from i18n import N_, _
 
 __all__ = [
     "BOX_WORDS",
@@ -34,18 +35,21 @@ __all__ = [
     "serial_ports",
 ]
 
-FORMS = (
+# The words below are marked for the catalogs here and translated where a message shows them.
+FORMS = N_(
     "a serial device (/dev/ttyACM0, /dev/ttyUSB0, /dev/serial0, a pty /dev/pts/N) "
     "or a pyserial URL (socket://HOST:PORT, rfc2217://HOST:PORT, loop://)"
 )
 # What `launcher run --port` takes besides a port, and what each means.
-BOX_WORDS = {"pty": "make a pty and print its path", "none": "no host link"}
+BOX_WORDS = {"pty": N_("make a pty and print its path"), "none": N_("no host link")}
 # Words some commands take instead of a port, and what a command that does not take one says.
 KEYWORDS: dict[str, str] = {
-    "none": "means no box, but this command talks to one",
-    "pty": "is for `launcher run --port pty`; talk to that box on the path it printed "
-    "(PORT /dev/pts/N)",
-    "mock": "is no port (mock pins are `launcher run --mock`)",
+    "none": N_("means no box, but this command talks to one"),
+    "pty": N_(
+        "is for `launcher run --port pty`; talk to that box on the path it printed "
+        "(PORT /dev/pts/N)"
+    ),
+    "mock": N_("is no port (mock pins are `launcher run --mock`)"),
 }
 # pyserial's URL handlers (serial/urlhandler/protocol_*.py), if pyserial cannot be asked.
 _SCHEMES = ("alt", "cp2110", "hwgrep", "loop", "rfc2217", "socket", "spy")
@@ -73,25 +77,33 @@ def check_port(port: str, allow: Mapping[str, str] | None = None) -> str:
     exists): opening it finds out (`open_failure`).
     """
     allow = dict(allow or {})
-    forms = FORMS + "".join(
-        f"{', or ' if i == len(allow) - 1 else ', '}{word} ({meaning})"
-        for i, (word, meaning) in enumerate(allow.items())
-    )
+    forms = _(FORMS)
+    for i, (word, meaning) in enumerate(allow.items()):
+        also = (
+            _("{forms}, or {word} ({meaning})")
+            if i == len(allow) - 1
+            else _("{forms}, {word} ({meaning})")
+        )
+        forms = also.format(forms=forms, word=word, meaning=_(meaning))
 
     def refuse(problem: str) -> PortError:
-        return PortError(f"port {port!r} {problem}; give {forms}")
+        return PortError(
+            _("port {port!r} {problem}; give {forms}").format(
+                port=port, problem=problem, forms=forms
+            )
+        )
 
     if not isinstance(port, str) or not port.strip():
-        raise refuse("is empty")
+        raise refuse(_("is empty"))
     if port != port.strip():
-        raise refuse("has spaces around it")
+        raise refuse(_("has spaces around it"))
     if "\x00" in port or not port.isprintable():
-        raise refuse("holds a control or undecodable character")
+        raise refuse(_("holds a control or undecodable character"))
     word = port.lower()
     if word in allow:
         return word
     if word in KEYWORDS:
-        raise refuse(KEYWORDS[word])
+        raise refuse(_(KEYWORDS[word]))
     if "://" in port:
         _check_url(port, refuse)
         return port
@@ -104,8 +116,9 @@ def _check_url(url: str, refuse: _Refuse) -> None:
     schemes = _known_schemes()
     if scheme not in schemes:
         raise refuse(
-            f"has an unknown URL scheme {scheme + '://'!r} (pyserial knows "
-            f"{', '.join(s + '://' for s in schemes)})"
+            _("has an unknown URL scheme {scheme!r} (pyserial knows {known})").format(
+                scheme=scheme + "://", known=", ".join(s + "://" for s in schemes)
+            )
         )
     if scheme in _HOST_PORT_SCHEMES:
         parts = urllib.parse.urlsplit(url)
@@ -115,7 +128,9 @@ def _check_url(url: str, refuse: _Refuse) -> None:
             number = None
         if not parts.hostname or number is None or not 0 < number < 65536:
             raise refuse(
-                f"needs a host and a port from 1 to 65535, like {scheme}://192.168.1.20:7000"
+                _("needs a host and a port from 1 to 65535, like {example}").format(
+                    example=f"{scheme}://192.168.1.20:7000"
+                )
             )
 
 
@@ -145,22 +160,25 @@ def _check_path(port: str, refuse: _Refuse) -> None:
         return
     except OSError as exc:
         why = reason(exc)
-        raise refuse(f"cannot be used: {why[0].lower()}{why[1:]}") from None
+        raise refuse(_("cannot be used: {error}").format(error=why[0].lower() + why[1:])) from None
     kind = mode.st_mode
     if stat.S_ISDIR(kind):
-        raise refuse("is a directory, not a serial port")
+        raise refuse(_("is a directory, not a serial port"))
     if stat.S_ISREG(kind):
-        raise refuse("is a regular file, not a serial port")
+        raise refuse(_("is a regular file, not a serial port"))
     if not stat.S_ISCHR(kind):
-        what = "a block device" if stat.S_ISBLK(kind) else "a pipe or socket"
-        raise refuse(f"is {what}, not a serial port")
+        if stat.S_ISBLK(kind):
+            raise refuse(_("is a block device, not a serial port"))
+        raise refuse(_("is a pipe or socket, not a serial port"))
     driver = _tty_driver(os.major(mode.st_rdev), os.minor(mode.st_rdev))
     if driver == "":
-        raise refuse("is a character device but not a terminal, so not a serial port")
+        raise refuse(_("is a character device but not a terminal, so not a serial port"))
     if driver is not None and driver.startswith(_NOT_A_LINE):
         raise refuse(
-            "is a terminal of this computer (a console, /dev/tty or the pty "
-            "multiplexer), not a serial port"
+            _(
+                "is a terminal of this computer (a console, /dev/tty or the pty "
+                "multiplexer), not a serial port"
+            )
         )
 
 
@@ -169,11 +187,12 @@ def _check_absent(path: Path, refuse: _Refuse) -> None:
     text = str(path)
     if "/" not in text:
         guess = Path("/dev") / text
-        hint = f" (did you mean {guess}?)" if guess.exists() else ""
-        raise refuse(f"does not exist here{hint}")
+        if guess.exists():
+            raise refuse(_("does not exist here (did you mean {guess}?)").format(guess=guess))
+        raise refuse(_("does not exist here"))
     if text.startswith("/dev/") or path.parent.is_dir():
         return  # an unplugged adapter, a by-id link, a pty made later
-    raise refuse(f"is in a folder that does not exist ({path.parent})")
+    raise refuse(_("is in a folder that does not exist ({folder})").format(folder=path.parent))
 
 
 def _tty_driver(major: int, minor: int) -> str | None:
@@ -187,7 +206,7 @@ def _tty_driver(major: int, minor: int) -> str | None:
         fields = line.split()
         if len(fields) < 5 or not fields[2].isdigit() or int(fields[2]) != major:
             continue
-        low, _, high = fields[3].partition("-")
+        low, _dash, high = fields[3].partition("-")
         if low.isdigit() and int(low) <= minor <= int(high if high.isdigit() else low):
             return fields[4]
     return ""
@@ -237,22 +256,24 @@ def open_failure(port: str, exc: BaseException) -> tuple[str, str]:
     when it is not a serial port after all, else `UNREACHABLE` (absent, busy, not allowed)."""
     number = _errno(exc)
     if number == errno.ENOENT:
-        return "UNREACHABLE", (
-            f"no serial port at {port}: is the box plugged in? serial ports here: {serial_ports()}"
-        )
+        return "UNREACHABLE", _(
+            "no serial port at {port}: is the box plugged in? serial ports here: {ports}"
+        ).format(port=port, ports=serial_ports())
     if number in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY):
         # The host client opens ports exclusively: a referee or `watch` already holds this one.
-        return "UNREACHABLE", (
-            f"{port} is in use by another program (a referee or `unoattack watch`?)"
-        )
+        return "UNREACHABLE", _(
+            "{port} is in use by another program (a referee or `unoattack watch`?)"
+        ).format(port=port)
     if number in (errno.EACCES, errno.EPERM):
-        return "UNREACHABLE", (
-            f"cannot open {port}: permission denied (is this user in the dialout group? "
+        return "UNREACHABLE", _(
+            "cannot open {port}: permission denied (is this user in the dialout group? "
             "sudo usermod -aG dialout $USER, then log in again)"
-        )
+        ).format(port=port)
     if number == errno.ENOTTY:
-        return "BAD_PORT", f"port {port!r} is not a serial port; give {FORMS}"
-    return "UNREACHABLE", f"cannot open {port}: {reason(exc)}"
+        return "BAD_PORT", _("port {port!r} is not a serial port; give {forms}").format(
+            port=port, forms=_(FORMS)
+        )
+    return "UNREACHABLE", _("cannot open {port}: {error}").format(port=port, error=reason(exc))
 
 
 def serial_ports() -> str:
@@ -263,4 +284,4 @@ def serial_ports() -> str:
         names = sorted(p.device for p in list_ports.comports())
     except Exception:  # only decorates an error message
         names = []
-    return ", ".join(names) if names else "none found"
+    return ", ".join(names) if names else _("none found")

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from i18n import Text
 from wire import ops
 
 VERSION = 1
@@ -169,12 +170,30 @@ def result_ok(**fields: Any) -> dict[str, Any]:
     return {"ok": True, **fields}
 
 
-def result_error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+def result_error(
+    code: str, message: str | Text, *, text: Text | None = None, **extra: Any
+) -> dict[str, Any]:
     """What a failed command comes to (``extra``: reply fields sent with the error); `code`
-    must be one of `ERROR_CODES`."""
+    must be one of `ERROR_CODES`. A `Text` message (or `text`) also travels as the error's
+    ``text`` (template and arguments), so the host can show it in its reader's language; the
+    ``message`` is always its English."""
     if code not in ERROR_CODES:
         raise ValueError(f"unknown error code {code!r}; allowed: {', '.join(ERROR_CODES)}")
-    return {"ok": False, "error": {"code": code, "message": message}, **extra}
+    if isinstance(message, Text):
+        text = text or message
+    error: dict[str, Any] = {"code": code, "message": str(message)}
+    if text is not None:
+        error["text"] = text.to_wire()
+    return {"ok": False, "error": error, **extra}
+
+
+def without_text(message: dict[str, Any]) -> dict[str, Any]:
+    """A reply without its error's ``text`` (the English ``message`` alone): what is sent when
+    the template and arguments would not fit in one frame."""
+    error = message.get("error")
+    if not isinstance(error, dict) or "text" not in error:
+        return message
+    return {**message, "error": {k: v for k, v in error.items() if k != "text"}}
 
 
 def reply(cmd_id: str | None, result: Mapping[str, Any]) -> dict[str, Any]:

@@ -97,7 +97,7 @@ def test_sample_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "sample", "--presses", "100", "--seed", "1")
     assert code == 0
     assert out.startswith("100 presses, seed 1:")
-    assert " streak | seen  | model" in out
+    assert " streak |  seen | model" in out
 
 
 @pytest.mark.parametrize(
@@ -225,7 +225,7 @@ def test_fit_json_recovers_the_model(capsys: pytest.CaptureFixture[str], tmp_pat
 def test_fit_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "fit", str(_recording(tmp_path)))
     assert code == 0
-    assert "fitted hazard model from 20000 presses" in out
+    assert "fitted hazard model from 20,000 presses" in out
     assert "max_dry = 6" in out
     assert "goodness of fit on dry-streak lengths: chi-square" in out
 

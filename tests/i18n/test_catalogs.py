@@ -8,12 +8,14 @@ import gettext
 from pathlib import Path
 
 import pytest
+from babel import Locale
 from babel.messages.pofile import read_po
 from babel.numbers import format_decimal
+from babel.numbers import format_percent as babel_percent
 
 import i18n
 from i18n import messages
-from i18n.layout import format_number, width
+from i18n.layout import format_number, format_percent, width
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,6 +90,15 @@ def test_plural_forms_follow_each_language(code, forms):
 def test_numbers_are_written_as_cldr_writes_them(code, value):
     assert format_number(value, code) == format_decimal(value, locale=code)
     assert format_number(value, code, 2) == format_decimal(value, "#,##0.00", locale=code)
+
+
+@pytest.mark.parametrize("code", i18n.LANGUAGES)
+@pytest.mark.parametrize("share", [0, 0.005, 0.46, 1, 12.3456])
+def test_percentages_are_written_as_cldr_writes_them(code, share):
+    pattern = Locale.parse(code).percent_formats[None].pattern  # '#,##0%', Romanian '#,##0\xa0%'
+    assert format_percent(share, code, 0) == babel_percent(share, pattern, locale=code)
+    one = pattern.replace("0%", "0.0%").replace("0\xa0%", "0.0\xa0%")
+    assert format_percent(share, code) == babel_percent(share, one, locale=code)
 
 
 def test_columns_line_up_by_terminal_cells():
