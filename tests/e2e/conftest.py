@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
+from tests.configs import merge, write_config
+
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CONFIG = ROOT / "hardware" / "launcher.toml"
 START_TIMEOUT = 30.0  # seconds for a daemon to print its PORT line (2 busy cores, cold imports)
 
 # Timings that keep a burst to a few milliseconds; a test adds what it needs on top.
@@ -54,49 +55,6 @@ SOLENOID: dict[str, dict[str, Any]] = {
     "pins": {"ejector_backward": None, "ejector_enable": None},
     "limits": {"solenoid_duty_max": 0.9, "solenoid_max_on_ms": 1000},
 }
-
-
-def toml_value(value: Any) -> str:
-    """A Python value as a TOML literal (the few types the config uses)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
-
-
-def write_config(path: Path, changes: Mapping[str, Mapping[str, Any]]) -> Path:
-    """Copy the default config to `path`, replacing ``changes[section][key]`` (None removes
-    the key, e.g. an optional pin). Every key named must exist in the default file."""
-    todo = {(sec, key): value for sec, keys in changes.items() for key, value in keys.items()}
-    out: list[str] = []
-    section = None
-    for line in DEFAULT_CONFIG.read_text().splitlines():
-        header = re.match(r"\s*\[([a-z_]+)\]", line)
-        if header:
-            section = header.group(1)
-        item = re.match(r"\s*([a-z_]+)\s*=", line)
-        if item and (section, item.group(1)) in todo:
-            value = todo.pop((section, item.group(1)))
-            if value is None:
-                continue
-            line = f"{item.group(1)} = {toml_value(value)}"
-        out.append(line)
-    if todo:
-        raise KeyError(f"not in {DEFAULT_CONFIG.name}: {sorted(todo)}")
-    path.write_text("\n".join(out) + "\n")
-    return path
-
-
-def merge(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Section-wise merge of config change sets; later layers win."""
-    merged: dict[str, dict[str, Any]] = {}
-    for layer in layers:
-        for section, keys in layer.items():
-            merged.setdefault(section, {}).update(keys)
-    return merged
 
 
 class BoxProcess:
