@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import re
 import select
 import signal
@@ -59,11 +60,13 @@ SOLENOID: dict[str, dict[str, Any]] = {
 
 class BoxProcess:
     """One `launcher run --mock --port pty` daemon: start, kill -9, restart on the same journal
-    and plant state, stop. `port` is the pty of the current run."""
+    and plant state, stop. `port` is the pty of the current run. With ``console`` it also reads
+    ops from its stdin (`console()`), so a test can drive the box while a host holds the port."""
 
-    def __init__(self, workdir: Path, config: Path) -> None:
+    def __init__(self, workdir: Path, config: Path, *, console: bool = False) -> None:
         self.workdir = workdir
         self.config = config
+        self.with_console = console
         self.journal = workdir / "journal.sqlite"
         self.plant_state = workdir / "plant.json"
         self.log = workdir / "daemon.log"
@@ -90,12 +93,18 @@ class BoxProcess:
             str(self.journal),
             "--plant-state",
             str(self.plant_state),
+            *(["--console"] if self.with_console else []),
         ]
         with self.log.open("ab") as log:
             log.write(f"--- start {self.starts}: {' '.join(argv)}\n".encode())
             log.flush()
             self.proc = subprocess.Popen(
-                argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, start_new_session=True
+                argv,
+                cwd=ROOT,
+                stdin=subprocess.PIPE if self.with_console else None,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
             )
         line = self._first_line(timeout)
         match = re.fullmatch(r"PORT (\S+)", line)
@@ -128,6 +137,13 @@ class BoxProcess:
                 raise AssertionError(f"launcher run exited with {code} before PORT\n{self.tail()}")
             data += chunk
         return data.decode(errors="replace").strip()
+
+    def console(self, line: str) -> None:
+        """Send one op (``load 20``, ``lock``) to the daemon's ``--console``, beside the link;
+        its reply and events go to the drained stdout."""
+        assert self.proc is not None and self.proc.stdin is not None, "started with console=True"
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
 
     def kill9(self) -> None:
         """`kill -9` the daemon: no cleanup, no outputs turned off, half-written state."""
@@ -174,11 +190,38 @@ class BoxProcess:
         return "daemon log:\n" + "\n".join(text.splitlines()[-lines:])
 
 
-def pattern_box(work: Path, pattern: list[int]) -> BoxProcess:
+def pattern_box(work: Path, pattern: list[int], *, console: bool = False) -> BoxProcess:
     """A `BoxProcess` in `work` on the `FAST` config whose presses fire `pattern` (repeated);
     not started yet (the benchmarks use it too)."""
     changes = merge(FAST, {"jam": {"mode": "pattern", "pattern": pattern}})
-    return BoxProcess(work, write_config(work / "launcher.toml", changes))
+    return BoxProcess(work, write_config(work / "launcher.toml", changes), console=console)
+
+
+@contextlib.contextmanager
+def serving_box(work: Path, pattern: list[int]) -> Iterator[BoxProcess]:
+    """A started `pattern_box` with a console, for host tools to talk to (share one per module:
+    its start costs a process); stopped on exit."""
+    box = pattern_box(work, pattern, console=True)
+    box.start()
+    try:
+        yield box
+    finally:
+        box.stop()
+        box.kill()
+
+
+def read_lines(stream: Any) -> queue.Queue[Any]:
+    """Lines of a child's text ``stream`` as they come, read by a thread (``get(timeout=)``
+    never hangs a test on a child that stays quiet); an empty line once it ends."""
+    lines: queue.Queue[Any] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(b"" if "b" in getattr(stream, "mode", "") else "")
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
 
 
 @pytest.fixture
