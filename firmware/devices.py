@@ -112,10 +112,16 @@ class ExitSensor(_Part):
     """Card-exit beam: active while a card breaks it. A rising edge posts ``card``, a falling
     edge ``beam_clear``."""
 
-    def __init__(self, pin: int, *, factory: Any, post: Post) -> None:
+    def __init__(
+        self, pin: int, *, factory: Any, post: Post, clock: Callable[[], int] | None = None
+    ) -> None:
         super().__init__()
         self.edges = 0
         self._lock = threading.Lock()
+        self._clock = clock
+        # (edge, ns) of the newest crossings: a burst that ends while the loop is behind
+        # claims the cards the beam saw before its end (``crossed_after``), not the host.
+        self._recent: deque[tuple[int, int]] = deque(maxlen=64)
         self._cutoff: tuple[int, Callable[[], None]] | None = None
         self.device = self._own(DigitalInputDevice(pin, pull_up=False, pin_factory=factory))
 
@@ -123,6 +129,8 @@ class ExitSensor(_Part):
             with self._lock:
                 self.edges += 1
                 edge = self.edges
+                if self._clock is not None:
+                    self._recent.append((edge, self._clock()))
                 stop = None
                 if self._cutoff is not None and edge >= self._cutoff[0]:
                     stop, self._cutoff = self._cutoff[1], None
@@ -150,6 +158,12 @@ class ExitSensor(_Part):
             self._cutoff = None if passed else (edge, stop)
         if passed:
             stop()
+
+    def crossed_after(self, edge: int) -> list[tuple[int, int]]:
+        """``(edge, ns)`` of every crossing numbered above ``edge`` seen so far (whose ``card``
+        event may still be queued)."""
+        with self._lock:
+            return [item for item in self._recent if item[0] > edge]
 
     def disarm_cutoff(self) -> None:
         """Forget an armed cutoff (the burst is over)."""
@@ -546,7 +560,9 @@ class Devices:
                         seat_angles=config.servo.seat_angles,
                     )
                 )
-            self.sensor = self._add(ExitSensor(pins.sensor, factory=factory, post=post))
+            self.sensor = self._add(
+                ExitSensor(pins.sensor, factory=factory, post=post, clock=clock)
+            )
             if pins.hopper_empty is not None:
                 self.hopper_empty = self._add(
                     Switch("hopper_empty", pins.hopper_empty, factory=factory, post=post)

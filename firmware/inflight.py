@@ -197,7 +197,10 @@ class InFlight(Feature):
 
     def _on_card(self, event: Event) -> None:
         box = self.box
-        self.last_edge = max(self.last_edge, int(event.data.get("edge", self.last_edge + 1)))
+        edge = event.data.get("edge")
+        if edge is not None and edge <= self.last_edge:
+            return  # claimed by the burst that ended before this event came (``finish``)
+        self.last_edge = max(self.last_edge, int(edge if edge is not None else self.last_edge + 1))
         box.hopper.took_card()
         burst = self.burst
         if burst is None or not box.may("burst_done"):  # no burst running: a stray card
@@ -260,6 +263,18 @@ class InFlight(Feature):
 
     # ------------------------------------------------------------------ the end
 
+    def _claim_queued(self, burst: Burst) -> None:
+        """Count in ``burst`` the cards the beam saw before it ended whose ``card`` events are
+        still queued: a loop that is behind (a busy machine, a stop or a trip handled late)
+        must not turn cards of the burst into strays, nor lose them at shutdown."""
+        devices = self.box.devices
+        if devices is None:
+            return
+        for edge, t_ns in devices.sensor.crossed_after(self.last_edge):
+            self.last_edge = edge
+            self.box.hopper.took_card()
+            burst.cards.append(t_ns)
+
     def outputs_off(self) -> None:
         """Ejector and flywheel off, burst timers dropped (machine ``before`` callback)."""
         box = self.box
@@ -277,6 +292,10 @@ class InFlight(Feature):
         box = self.box
         self.outputs_off()
         box.loop.cancel_timer("settle")
+        if reason != "fired" or burst.settling:
+            # Cut short, or at the end of the settle window: what the beam saw before now is
+            # this burst's. (A burst that ends at its planned card leaves what follows a stray.)
+            self._claim_queued(burst)
         if len(burst.retract_ns) == 1:
             burst.retract_ns.append(box.clock())  # cut short (the motor is off now)
         self.burst = None

@@ -153,6 +153,34 @@ def test_motor_settle_window_counts_a_coasting_card_as_extra(stepped):
     assert box.kinds("stray")[0]["after_press_id"] == fire["press_id"]
 
 
+def _queue_cards(box, n: int) -> None:
+    """``n`` cards cross the beam while the loop is busy elsewhere: their events stay queued."""
+    sensor = box.factory.pin(box.daemon.config.pins.sensor)
+    for _ in range(n):
+        sensor.drive_high()
+        sensor.drive_low()
+
+
+@pytest.mark.parametrize("end", ["stop", "trip"])
+def test_a_burst_ended_while_its_cards_are_queued_counts_them(stepped, end):
+    # A loop that is behind (busy machine) handles SIGTERM or a trip before the card events
+    # of cards that left under the running motor: they are this burst's, not strays.
+    box = stepped({"ejector.soft_start_ms": 0, "jam.count": 5})
+    box.daemon.press("host")
+    box.step()
+    box.card()
+    _queue_cards(box, 2)
+    if end == "stop":
+        box.daemon.stop()
+    else:
+        box.daemon.safety.trip("ejector", "test trip")
+    box.step()  # the queued events come now
+    (fire,) = box.kinds("fire")
+    assert (fire["ejected"], fire["reason"]) == (3, "stopping" if end == "stop" else "fault")
+    assert len(fire["card_ms"]) == 3
+    assert not box.kinds("stray")
+
+
 SOLENOID = {
     "ejector.kind": "solenoid",
     "pins.ejector_backward": None,

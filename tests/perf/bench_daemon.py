@@ -41,17 +41,64 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def watch_pin(pin: object, on_high: threading.Event, stamps: list[int]) -> None:
-    """Stamp the moment a mock output pin goes high (wrapping this pin object's state change)."""
+    """Stamp (monotonic ns, the daemon's clock) the moment a mock output pin goes high, wrapping
+    this pin object's state change."""
     original = pin._change_state  # type: ignore[attr-defined]
 
     def changed(value: object) -> bool:
         result = original(value)
         if result and value:
-            stamps.append(time.perf_counter_ns())
+            stamps.append(time.monotonic_ns())
             on_high.set()
         return result
 
     pin._change_state = changed  # type: ignore[attr-defined]
+
+
+class Reference:
+    """The reference: a bare gpiozero Button whose ``when_pressed`` lights an LED, on two spare
+    header pins of the same mock factory as the daemon."""
+
+    def __init__(self, factory: object) -> None:
+        from gpiozero import LED, Button
+
+        self.button = Button(6, pin_factory=factory)
+        self.led = LED(21, pin_factory=factory)
+        self.button.when_pressed = self.led.on
+        self._high = threading.Event()
+        self._stamps: list[int] = []
+        watch_pin(factory.pin(21), self._high, self._stamps)  # type: ignore[attr-defined]
+        self._pin = factory.pin(6)  # type: ignore[attr-defined]
+
+    def press_ns(self) -> int:
+        """One press: nanoseconds from the button's edge to the LED on."""
+        self._high.clear()
+        t0 = time.monotonic_ns()
+        self._pin.drive_low()
+        assert self._high.wait(5), "the reference LED never lit"
+        took = self._stamps[-1] - t0
+        self._pin.drive_high()
+        self.led.off()
+        return took
+
+    def close(self) -> None:
+        self.button.close()
+        self.led.close()
+
+
+def latency_box(path: Path, trials: int) -> tuple[object, object, object]:
+    """``(config, factory, daemon)``: the started box of the latency benchmarks, on mock pins
+    with the plant, configured by ``latency_settings(trials)`` and written to ``path``."""
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    from firmware import config as config_mod
+    from firmware.daemon import Daemon
+    from firmware.plant import Plant
+
+    cfg = config_mod.load(write_config(path, latency_settings(trials)))
+    factory = MockFactory(pin_class=MockPWMPin)
+    plant = Plant(cfg.plant, factory, cfg.pins, kind="motor")
+    return cfg, factory, Daemon(cfg, factory=factory, plant=plant).start()
 
 
 def latency_settings(trials: int) -> dict[str, object]:
@@ -88,44 +135,20 @@ def wait_served(daemon: object, sensor: object, press_id: int) -> None:
 
 
 def bench_latency(tmp: Path) -> tuple[list[float], list[float]]:
-    from gpiozero import LED, Button
-    from gpiozero.pins.mock import MockFactory, MockPWMPin
-
-    from firmware import config as config_mod
-    from firmware.daemon import Daemon
-    from firmware.plant import Plant
-
-    cfg = config_mod.load(write_config(tmp / "latency.toml", latency_settings(TRIALS)))
-    factory = MockFactory(pin_class=MockPWMPin)
-    plant = Plant(cfg.plant, factory, cfg.pins, kind="motor")
-    daemon = Daemon(cfg, factory=factory, plant=plant).start()
-    # The reference: two spare header pins, same factory.
-    ref_button = Button(6, pin_factory=factory)
-    ref_led = LED(21, pin_factory=factory)
-    ref_button.when_pressed = ref_led.on
-
-    ours_high, ref_high = threading.Event(), threading.Event()
+    cfg, factory, daemon = latency_box(tmp / "latency.toml", TRIALS)
+    reference = Reference(factory)
+    ours_high = threading.Event()
     ours_stamps: list[int] = []
-    ref_stamps: list[int] = []
     watch_pin(factory.pin(cfg.pins.ejector_forward), ours_high, ours_stamps)
-    watch_pin(factory.pin(21), ref_high, ref_stamps)
-    button, ref_pin = factory.pin(cfg.pins.button), factory.pin(6)
+    button = factory.pin(cfg.pins.button)
     sensor = daemon.devices.sensor.device
     ours: list[float] = []
     ref: list[float] = []
     try:
         for i in range(TRIALS):
-            # reference
-            ref_high.clear()
-            t0 = time.perf_counter_ns()
-            ref_pin.drive_low()
-            assert ref_high.wait(5)
-            ref.append((ref_stamps[-1] - t0) / 1000)
-            ref_pin.drive_high()
-            ref_led.off()
-            # ours
+            ref.append(reference.press_ns() / 1000)
             ours_high.clear()
-            t0 = time.perf_counter_ns()
+            t0 = time.monotonic_ns()
             button.drive_low()
             assert ours_high.wait(5), "the ejector never turned on"
             ours.append((ours_stamps[-1] - t0) / 1000)
@@ -133,8 +156,7 @@ def bench_latency(tmp: Path) -> tuple[list[float], list[float]]:
             wait_served(daemon, sensor, i + 1)
     finally:
         daemon.stop()
-        ref_button.close()
-        ref_led.close()
+        reference.close()
         factory.reset()
     return ours, ref
 

@@ -23,61 +23,29 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.perf.bench_daemon import (  # noqa: E402
-    latency_settings,
+    Reference,
+    latency_box,
     percentile,
     wait_served,
-    write_config,
+    watch_pin,
 )
 
 TRIALS = 200
 GOAL_MS = 200.0
 
 
-def watch_pin(pin: object, stamps: list[int], fired: threading.Event) -> None:
-    """Stamp (monotonic ns) every change of a mock pin's state."""
-    original = pin._change_state  # type: ignore[attr-defined]
-
-    def changed(value: object) -> bool:
-        result = original(value)
-        if result:
-            stamps.append(time.monotonic_ns())
-            fired.set()
-        return result
-
-    pin._change_state = changed  # type: ignore[attr-defined]
-
-
 def bench(tmp: Path) -> tuple[list[float], list[float], list[float], list[str], list[float]]:
-    from gpiozero import LED, Button
-    from gpiozero.pins.mock import MockFactory, MockPWMPin
-
-    from firmware import config as config_mod
-    from firmware.daemon import Daemon
-    from firmware.plant import Plant
-
-    cfg = config_mod.load(
-        write_config(
-            tmp / "feedback.toml",
-            latency_settings(TRIALS),  # the same box as bench_daemon's
-        )
-    )
-    factory = MockFactory(pin_class=MockPWMPin)
-    plant = Plant(cfg.plant, factory, cfg.pins, kind="motor")
-    daemon = Daemon(cfg, factory=factory, plant=plant).start()
+    cfg, factory, daemon = latency_box(tmp / "feedback.toml", TRIALS)  # bench_daemon's box
     sink = daemon.sound.sink
     assert sink is not None
-    ref_button = Button(6, pin_factory=factory)
-    ref_led = LED(21, pin_factory=factory)
-    ref_button.when_pressed = ref_led.on
+    reference = Reference(factory)
     light_stamps: list[int] = []
     motor_stamps: list[int] = []
-    ref_stamps: list[int] = []
-    light_seen, motor_seen, ref_seen = threading.Event(), threading.Event(), threading.Event()
+    light_seen, motor_seen = threading.Event(), threading.Event()
     for name in ("light_red", "light_green", "light_blue"):
-        watch_pin(factory.pin(getattr(cfg.pins, name)), light_stamps, light_seen)
-    watch_pin(factory.pin(cfg.pins.ejector_forward), motor_stamps, motor_seen)
-    watch_pin(factory.pin(21), ref_stamps, ref_seen)
-    button, ref_pin = factory.pin(cfg.pins.button), factory.pin(6)
+        watch_pin(factory.pin(getattr(cfg.pins, name)), light_seen, light_stamps)
+    watch_pin(factory.pin(cfg.pins.ejector_forward), motor_seen, motor_stamps)
+    button = factory.pin(cfg.pins.button)
     sensor = daemon.devices.sensor.device
     feedback: list[float] = []
     ejector: list[float] = []
@@ -87,13 +55,7 @@ def bench(tmp: Path) -> tuple[list[float], list[float], list[float], list[str], 
     sink.wait(1, timeout=10)  # the ready cue at boot
     try:
         for i in range(TRIALS):
-            ref_seen.clear()
-            t0 = time.monotonic_ns()
-            ref_pin.drive_low()
-            assert ref_seen.wait(5)
-            ref.append((ref_stamps[-1] - t0) / 1e6)
-            ref_pin.drive_high()
-            ref_led.off()
+            ref.append(reference.press_ns() / 1e6)
 
             cues = len(sink.played)
             light_stamps.clear()
@@ -115,8 +77,7 @@ def bench(tmp: Path) -> tuple[list[float], list[float], list[float], list[str], 
             wait_served(daemon, sensor, i + 1)
     finally:
         daemon.stop()
-        ref_button.close()
-        ref_led.close()
+        reference.close()
         factory.reset()
     return feedback, ejector, ref, first, sound
 

@@ -31,7 +31,6 @@ import argparse
 import contextlib
 import io
 import json
-import random
 import statistics
 import sys
 import time
@@ -41,8 +40,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from engine.cli import main as unoattack
+from tests.perf.bench_engine import PLAYERS, rlcard_classic
 
-PLAYERS = 4
 # (CPU seconds, rounds, actions) of one timed run.
 Run = tuple[float, int, int]
 
@@ -81,22 +80,9 @@ def rlcard_rule_agents(rounds: int, seed: int) -> Run:
 
 
 def rlcard_random(rounds: int, seed: int) -> Run:
-    """RLCard's raw UnoGame, a uniform legal pick per action."""
-    import numpy as np
-    from rlcard.games.uno.game import UnoGame
-
-    game = UnoGame(num_players=PLAYERS)
-    game.np_random = np.random.RandomState(seed)
-    rand = random.Random(seed).random
-    actions = 0
-    start = time.process_time()
-    for _ in range(rounds):
-        game.init_game()
-        while not game.is_over():
-            legal = game.get_legal_actions()
-            game.step(legal[int(rand() * len(legal))])
-            actions += 1
-    return time.process_time() - start, rounds, actions
+    """RLCard's raw UnoGame, a uniform legal pick per action (bench_engine's reference run)."""
+    cpu, actions = rlcard_classic(rounds, seed)
+    return cpu, rounds, actions
 
 
 class Tally:
