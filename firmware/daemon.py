@@ -36,7 +36,7 @@ from firmware.hopper import Hopper
 from firmware.inflight import Burst, InFlight
 from firmware.light import Light
 from firmware.loop import Event, Loop
-from firmware.machine import LauncherModel, build_machine
+from firmware.machine import LauncherModel, build_machine, may
 from firmware.motion import Motion
 from firmware.presses import Press, PressQueue
 from firmware.safety import Safety
@@ -167,7 +167,7 @@ class Daemon:
     def may(self, trigger: str) -> bool:
         """The transitions table has a move for ``trigger`` from here (its source, conditions
         and ``unless`` guards): for a feature whose work comes before the trigger it pulls."""
-        return bool(self.model.may_trigger(trigger))
+        return may(self.machine, self.model, trigger)
 
     def devices_built(self) -> Devices:
         """The devices (built by ``start()``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 
@@ -156,6 +157,20 @@ def test_late_triggers_are_ignored_only_once_stopping(model):
         model.trigger(trigger)  # no MachineError
     assert model.state == "stopping"
     assert len(model.box.changes) == changes  # nothing moved
+
+
+def test_may_answers_as_may_trigger_in_every_state_and_guard_combination():
+    triggers = sorted({t["trigger"] for t in machine.TRANSITIONS} | {"no_such_trigger"})
+    for state in machine.STATES:
+        for locked, count, switch in itertools.product((False, True), (None, 0, 4), (False, True)):
+            box = FakeBox()
+            box.host_locked, box.hopper.count, box.hopper.switch = locked, count, switch
+            model = machine.LauncherModel(box)
+            built = machine.build_machine(model)
+            built.set_state(state)
+            for trigger in triggers:
+                expected = trigger in built.events and model.may_trigger(trigger)
+                assert machine.may(built, model, trigger) == expected, (state, trigger)
 
 
 def test_docs_state_machine_page_is_up_to_date():
