@@ -55,6 +55,7 @@ from engine.rules import parse_option
 from engine.words import colour_name
 from firmware.jam import JamParams
 from i18n import N_, _
+from wire.text import news
 
 # Fire reasons that mean "nothing was pressed": the press never reached the mechanism. A press
 # refused by a latched box (`jammed`, `empty`, `fault`) says so with `planned` 0, while a burst
@@ -796,11 +797,7 @@ class TableSession:
                     )
                 )
             elif kind == "fault":
-                self.say(
-                    _("box: FAULT on {output}: {why}").format(
-                        output=event.get("output"), why=event.get("why")
-                    )
-                )
+                self.say(str(news(event)))
             elif kind == "stray":
                 shown = self._on_stray(event)
             else:
@@ -837,8 +834,9 @@ class TableSession:
             else:
                 self.say(_("box: button live"))
             return True
-        if to in ("jammed", "empty", "fault"):
-            self.say(f"box: {frm} -> {to}")
+        latched = news(event)
+        if latched is not None:
+            self.say(latched)
             return True
         return False
 

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import SOLENOID, BoxProcess, merge
+from tests.configs import merge
+from tests.e2e.conftest import SOLENOID, BoxProcess
 from tests.wait import wait_until
 from wire.client import BoxClient
 
