@@ -14,12 +14,14 @@ import json
 import random
 import zlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.firmware.linkhelp import Box
 from wire import protocol as p
 
+pytestmark = pytest.mark.slow  # run first: see tests/conftest.py
 FRAMES_PER_EXAMPLE = 50
 MIN_FRAMES = 10_000
 
