@@ -614,8 +614,9 @@ class Link:
             if port is None or not (self._out or self._events_due()):
                 self._wake.wait(self._wait_time())
                 return
-        self._flush_replies(port)
-        if self._stop.is_set():
+        if not self._flush_replies(port) or self._stop.is_set():
+            # a reply the port did not take goes first next step: no event may overtake it
+            # (the replay of a hello must follow its reply)
             return
         self._send_events(port)
 
@@ -631,7 +632,8 @@ class Link:
             return POLL_INTERVAL
         return max(0.0, min(POLL_INTERVAL, self._deadline - self._clock()))
 
-    def _flush_replies(self, port: _Port) -> None:
+    def _flush_replies(self, port: _Port) -> bool:
+        """Write the replies queued when this step began; False when the port took not all."""
         # Only the replies queued when this step began: one queued meanwhile goes out after the
         # events this step finds due. So a reply always follows every event that was due before
         # its command arrived (a host can sync on it), and replies cannot starve events.
@@ -639,7 +641,7 @@ class Link:
             batch = [self._out.popleft() for _ in range(len(self._out))]
             self._queued.clear()
         if not batch:
-            return
+            return True
         unsent: collections.deque[tuple[str | None, dict]] = collections.deque(batch)
         try:
             # a reply may tell of journaled effects (a press id, its own stored copy): the disk
@@ -649,10 +651,14 @@ class Link:
             self._requeue(unsent)  # try again next step, in order
             raise
         while unsent:
-            _, reply = unsent.popleft()
+            reply = unsent[0][1]
             if not self._write(port, protocol.encode(reply)):
+                # this one too: a line cut short by a timeout is dropped by the host whole, so
+                # the reply goes again, first (the host may not be able to ask for it again)
                 self._requeue(unsent)
-                return
+                return False
+            unsent.popleft()
+        return True
 
     def _requeue(self, unsent: collections.deque[tuple[str | None, dict]]) -> None:
         """Put replies the writer could not send back in front, in order, within the bound

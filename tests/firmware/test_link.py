@@ -620,3 +620,40 @@ def test_a_host_that_writes_but_never_reads_cannot_grow_the_reply_queue(monkeypa
         assert daemon.count("lock") == 10
     finally:
         link.stop()
+
+
+class _FlakyPort:
+    """A port whose first ``fail`` writes time out (the other end does not take the bytes)."""
+
+    def __init__(self, fail: int) -> None:
+        self.fail = fail
+        self.lines: list[dict] = []
+
+    def write(self, data: bytes) -> None:
+        if self.fail > 0:
+            self.fail -= 1
+            raise link_mod._WriteTimeout("injected")
+        decoder = p.FrameDecoder()
+        self.lines += [f.message for f in decoder.feed(data) if isinstance(f, p.Frame)]
+
+    def read(self) -> bytes:
+        return b""
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_hello_reply_the_port_did_not_take_still_goes_before_its_replay():
+    # The writer is stepped by hand; the fault is the first write (the hello reply) timing out.
+    journal = MemoryJournal()
+    daemon = FakeDaemon(journal)
+    for press_id in (1, 2, 3):
+        daemon.emit("press", {"press_id": press_id, "source": "button"})
+    link = Link("pty", daemon, journal, clock=FakeClock())
+    port = _FlakyPort(fail=1)
+    link._port = port
+    link._hello("h", {"stream": journal.stream, "seq": 1})
+    for _ in range(3):
+        link._write_step()
+    kinds = [(m["type"], m.get("id") or m.get("seq")) for m in port.lines]
+    assert kinds == [("reply", "h"), ("event", 2), ("event", 3)]
