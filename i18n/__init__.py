@@ -456,12 +456,19 @@ def lines_of(text: str) -> list[str]:
 def say_in(lang: Language, value: Any) -> Any:
     """`value` with every `Phrase` and `Text` in it (in lists, tuples and the values of dicts)
     said in `lang`: plain data, ready for JSON."""
-    if isinstance(value, Phrase | Text):
-        return value.render(lang)
+    with speaking(lang):
+        return _said(value)
+
+
+def _said(value: Any) -> Any:
+    if isinstance(value, str):
+        return str.__str__(value._remake()) if isinstance(value, Phrase) else value
     if isinstance(value, dict):
-        return {k: say_in(lang, v) for k, v in value.items()}
+        return {k: _said(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [say_in(lang, v) for v in value]
+        return [_said(v) for v in value]
+    if isinstance(value, Text):
+        return value.render()
     return value
 
 

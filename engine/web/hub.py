@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import copy
 import json
 import threading
 from typing import Any
@@ -38,6 +37,16 @@ def encode(message: dict[str, Any]) -> str:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
 
+def _frozen(value: Any) -> Any:
+    """A copy of `value`'s dicts and lists (what `json` encodes), sharing every other value:
+    the `Phrase`s, numbers and strings do not change."""
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_frozen(v) for v in value]
+    return value
+
+
 class Update:
     """One numbered update, kept as made (its words not yet in any language), with its frame
     in each language some page has read it in."""
@@ -48,7 +57,7 @@ class Update:
         self.seq = seq
         # A copy of its own (the Phrases are shared: they do not change), so that encoding it
         # later, in a language no page read it in yet, sees the table as it was.
-        self.message = {"type": "update", "seq": seq, **copy.deepcopy(update)}
+        self.message = {"type": "update", "seq": seq, **_frozen(update)}
         self.frames: dict[str, str] = {}
 
     def frame(self, lang: str) -> str:
