@@ -15,6 +15,7 @@ from engine.referee import Referee
 from engine.table import TableSession
 from engine.web.hub import Hub
 from engine.web.table_service import _Lines
+from tests.engine.web.test_hub import arun
 
 # Plays, hits, a refusal of each kind, questions and their answers, UNO calls and catches, hand
 # corrections, undo, queries: most of what the referee and the session say at a table.
@@ -68,15 +69,17 @@ def test_the_hub_encodes_an_update_once_per_language_read(back_to_english):
     hub = Hub()
     hub.publish({"messages": out.take(), "view": session.view(), "cause": {"line": "R5"}})
 
-    async def fan_out() -> list[list[str]]:
+    frames: list[list[str]] = []
+
+    async def fan_out() -> None:
         hub.bind(asyncio.get_running_loop())
         subs = [hub.subscribe(1, lang) for lang in ("th", "cy", "th", "cy", "th")]
         session.handle_line("R7")
         hub.publish({"messages": out.take(), "view": session.view(), "cause": {"line": "R7"}})
         await asyncio.sleep(0)
-        return [[sub.queue.get_nowait() for _ in range(sub.queue.qsize())] for sub in subs]
+        frames.extend([sub.queue.get_nowait() for _ in range(sub.queue.qsize())] for sub in subs)
 
-    frames = asyncio.run(fan_out())
+    arun(fan_out)
     th, cy = (json.loads(frames[i][0]) for i in (0, 1))
     t, c = i18n.language("th").gettext, i18n.language("cy").gettext
     assert th["messages"][0] == t("{player} plays {cards}").format(
