@@ -53,8 +53,12 @@ browser:
 		apt-get install -y -qq fonts-thai-tlwg fonts-wqy-microhei; \
 	fi
 
+# The long tests run first (tests/conftest.py) and an idle worker takes half of the other's
+# queue (worksteal): both workers end together. Bytecode is cached even where the shell sets
+# PYTHONDONTWRITEBYTECODE: each worker would rewrite every test module's asserts again, and
+# every `python -m` child a test starts would compile the project anew (__pycache__ is ignored).
 test: $(STAMP) catalogs browser
-	$(PY) -m pytest -n 2 -q
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n 2 --dist worksteal -q
 
 # The browser tests save their screenshots in a temporary folder; this keeps the docs' ones.
 screenshots: $(STAMP) catalogs browser

@@ -40,6 +40,7 @@ from engine.errors import InputError, UnoError
 from engine.words import plural, shown
 from firmware.commandline import whole_number
 from i18n import _, number
+from wire.text import news
 
 NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jon")
 DEFAULT_SPEED = 5.0
@@ -497,24 +498,13 @@ class Demo:
             if not self.states:
                 self.states.append(str(event.get("from")))
             self.states.append(str(event.get("to")))
-        elif kind == "refill":
-            self.screen.line(
-                "    " + _("box hopper loaded: {count} cards").format(count=event.get("hopper"))
-            )
-        elif kind == "jam":
+        elif kind == "jam":  # what the demo does about it (the box event's text is news())
             self.screen.line(
                 "    "
                 + _("box JAMMED (press {press}): clearing it").format(press=event.get("press_id"))
             )
-        elif kind == "empty":
-            self.screen.line("    " + _("box hopper empty"))
-        elif kind == "fault":
-            self.screen.line(
-                "    "
-                + _("box FAULT: {output}: {why}").format(
-                    output=event.get("output"), why=event.get("why")
-                )
-            )
+        elif kind in ("refill", "empty", "fault"):
+            self.screen.line("    " + str(news(event)))
 
     def _on_fire(self, seat: int, event: dict[str, Any]) -> None:
         self.spectator.fired(seat, event)

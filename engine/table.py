@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.cards import COLORS, Card, parse_card
@@ -55,6 +55,7 @@ from engine.rules import parse_option
 from engine.words import colour_name
 from firmware.jam import JamParams
 from i18n import N_, _, message_of
+from wire.text import news
 
 # Fire reasons that mean "nothing was pressed": the press never reached the mechanism. A press
 # refused by a latched box (`jammed`, `empty`, `fault`) says so with `planned` 0, while a burst
@@ -792,11 +793,7 @@ class TableSession:
                     )
                 )
             elif kind == "fault":
-                self.say(
-                    _("box: FAULT on {output}: {why}").format(
-                        output=event.get("output"), why=event.get("why")
-                    )
-                )
+                self.say(cast(str, news(event)))  # a fault is always news (a Phrase, kept one)
             elif kind == "stray":
                 shown = self._on_stray(event)
             else:
@@ -833,8 +830,9 @@ class TableSession:
             else:
                 self.say(_("box: button live"))
             return True
-        if to in ("jammed", "empty", "fault"):
-            self.say(f"box: {frm} -> {to}")
+        latched = news(event)
+        if latched is not None:
+            self.say(latched)
             return True
         return False
 

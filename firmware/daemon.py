@@ -36,7 +36,7 @@ from firmware.hopper import Hopper
 from firmware.inflight import Burst, InFlight
 from firmware.light import Light
 from firmware.loop import Event, Loop
-from firmware.machine import LauncherModel, build_machine
+from firmware.machine import LauncherModel, build_machine, may
 from firmware.motion import Motion
 from firmware.presses import Press, PressQueue
 from firmware.safety import Safety
@@ -160,10 +160,15 @@ class Daemon:
         and conditions), else nothing: the table, not the feature, decides where a trigger
         applies. True when it moved. A trigger the table does not allow, pulled directly
         (``model.<trigger>()``), raises ``MachineError``: a bug."""
-        if not self.model.may_trigger(trigger):
+        if not self.may(trigger):
             return False
         self.model.trigger(trigger, why=why)
         return True
+
+    def may(self, trigger: str) -> bool:
+        """The transitions table has a move for ``trigger`` from here (its source, conditions
+        and ``unless`` guards): for a feature whose work comes before the trigger it pulls."""
+        return may(self.machine, self.model, trigger)
 
     def devices_built(self) -> Devices:
         """The devices (built by ``start()``)."""
@@ -414,7 +419,7 @@ class Daemon:
             self._stopped.set()
             self.loop.stop(timeout=0)
             return
-        if self.state not in ("fault", "stopping"):
+        if self.may("trip"):
             self.safety.trip("internal", f"handler for {event.kind!r} failed: {type(exc).__name__}")
 
     def _on_crash(self, exc: BaseException) -> None:
@@ -467,7 +472,7 @@ class Daemon:
         self.loop.set_timer("watchdog", interval * 1000 / 2, "watchdog")
 
     def _shutdown(self, why: str) -> None:
-        if self.state == "stopping":
+        if not self.may("shutdown"):  # stopping already
             self._stopped.set()
             return
         self.safety.all_off()

@@ -112,7 +112,7 @@ class MotorDriver(BurstDriver):
 
     def _on_ramp(self, event: Event) -> None:
         box = self.box
-        if box.inflight.counting() is None or box.state != "spinup":
+        if box.inflight.counting() is None or not box.may("spun_up"):
             return
         ejector = self.ejector
         if ejector.direction != 1:
@@ -162,8 +162,7 @@ class MotorDriver(BurstDriver):
         if burst is None or burst.settling:
             return
         self.ejector.forward(1.0)
-        if box.state == "spinup":
-            box.model.spun_up(why="soft start cut short by an unjam pulse")
+        box.move("spun_up", "soft start cut short by an unjam pulse")  # if still in spinup
         box.inflight.arm_card_timeout()
 
 

@@ -11,6 +11,9 @@ daemon as ``box``. In its ``__init__`` it registers what it owns, and nothing el
   of reply fields, or raise ``CommandError(code, message)``. The daemon builds the reply.
 - ``box.on_state(fn)``: ``fn(source, dest, why)`` after every state change, once its ``state``
   event is journaled (feedback, latches).
+- ``box.move(trigger, why)`` / ``box.may(trigger)``: pull a trigger where the transitions table
+  (``firmware/machine.py``) has a move for it from here, or ask whether it has; the table's
+  sources and guards, not a test of the state name, say where a trigger applies.
 - ``box.subscribe(fn)``: ``fn(event)`` for every journaled event (feedback reacts to a dry
   ``fire``; the link and the bench subscribe the same way).
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from firmware.errors import CommandError
 from firmware.feature import Feature, int_arg
 from firmware.loop import Event
-from firmware.machine import RESTING_STATES
 from i18n import Text
 
 if TYPE_CHECKING:
@@ -74,7 +73,7 @@ class Hopper(Feature):
     def enter_empty(self, press_id: int | None) -> None:
         """The ``empty`` event and the ``empty`` latch (once)."""
         box = self.box
-        if box.state == "empty":
+        if not box.may("run_empty"):  # latched already (or not running)
             return
         box.emit("empty", press_id=press_id, hopper=self.count)
         box.model.run_empty(why="hopper empty")
@@ -90,10 +89,9 @@ class Hopper(Feature):
                     self.enter_empty(None)
                 elif inflight.burst is not None:
                     inflight.finish("empty", trigger="run_empty")
-                elif box.state in (*RESTING_STATES, "cooldown"):
-                    self.enter_empty(None)
-            elif box.state == "empty" and self.count != 0:
-                box.model.clear(why="hopper refilled")
+                else:
+                    self.enter_empty(None)  # where the table has run_empty
+            elif box.move("refill", "hopper refilled"):
                 box.presses.pump()
         elif name == "door":
             if not active and inflight.burst is not None:
@@ -126,6 +124,5 @@ class Hopper(Feature):
                 plant.load(count, total=total, token=cmd_id)
         reply = box.stored_reply(hopper=self.count)
         box.emit("refill", reply=reply, hopper=self.count, added=added)
-        if box.state == "empty" and self.count and not self.switch_empty():
-            box.model.clear(why="hopper loaded")
+        box.move("refill", "hopper loaded")
         return {"hopper": self.count}

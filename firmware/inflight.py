@@ -122,7 +122,7 @@ class InFlight(Feature):
     def counting(self) -> Burst | None:
         """The burst while it still moves cards (not settling), in ``spinup`` / ``ejecting``."""
         burst = self.burst
-        if burst is None or burst.settling or self.box.state not in ("spinup", "ejecting"):
+        if burst is None or burst.settling or not self.box.may("burst_done"):
             return None
         return burst
 
@@ -158,12 +158,12 @@ class InFlight(Feature):
     def _on_beam_clear(self, event: Event) -> None:
         # Waiting in spinup for a card to leave the beam: go now.
         burst = self.burst
-        if burst is not None and burst.waiting_beam and self.box.state == "spinup":
+        if burst is not None and burst.waiting_beam and self.box.may("spun_up"):
             self.box.loop.cancel_timer("burst")
             self._spin()
 
     def _on_sensor_blocked(self, event: Event) -> None:
-        if self.burst is None or self.box.state != "spinup" or not self.burst.waiting_beam:
+        if self.burst is None or not self.box.may("spun_up") or not self.burst.waiting_beam:
             return
         if self.box.devices_built().sensor.is_active:
             self.box.safety.trip(
@@ -175,7 +175,7 @@ class InFlight(Feature):
     def start_feed(self) -> None:
         """The feed starts (the driver's); ``spun_up`` when it is at speed."""
         burst = self.burst
-        if burst is None or self.box.state != "spinup":
+        if burst is None or not self.box.may("spun_up"):
             return
         burst.feed_ns = self.box.clock()
         if self.box.driver.start_feed(burst):
@@ -203,7 +203,7 @@ class InFlight(Feature):
         self.last_edge = max(self.last_edge, int(edge if edge is not None else self.last_edge + 1))
         box.hopper.took_card()
         burst = self.burst
-        if burst is None or box.state not in ("spinup", "ejecting"):
+        if burst is None or not box.may("burst_done"):  # no burst running: a stray card
             box.hopper.stray(self.last_press_id)
             return
         burst.cards.append(event.t_ns)

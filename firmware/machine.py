@@ -8,7 +8,9 @@ The model only decides *which* state comes next; what the box does on the way (o
 events) is the features' business, reached through the named ``before``/``after`` callbacks that
 the model forwards to its :class:`Box` (the daemon). Where a trigger applies is the table's to say:
 a feature pulls a trigger that may not apply through ``Daemon.move`` (``may_trigger``), never
-after testing the state name itself; pulled directly where the table has no move, it raises.
+after testing the state name itself; pulled directly where the table has no move, it raises
+(except in `HARMLESS_INVALID_IN`). Guards are named predicates on the model (``conditions`` /
+``unless``), so the diagram shows them.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Protocol
 
-from transitions import EventData, Machine
+from transitions import EventData, Machine, State
 
 import i18n
 
@@ -72,13 +74,38 @@ TRANSITIONS: list[dict[str, Any]] = [
         "dest": "empty",
         "before": "outputs_off",
     },
+    {"trigger": "clear", "source": "jammed", "dest": "locked", "conditions": "host_locked"},
+    {"trigger": "clear", "source": "jammed", "dest": "idle"},
+    # A person refilled the hopper by hand: the count is unknown until `load` (forget_count).
     {
         "trigger": "clear",
-        "source": ["jammed", "empty"],
+        "source": "empty",
         "dest": "locked",
         "conditions": "host_locked",
+        "unless": "switch_empty",
+        "before": "forget_count",
     },
-    {"trigger": "clear", "source": ["jammed", "empty"], "dest": "idle"},
+    {
+        "trigger": "clear",
+        "source": "empty",
+        "dest": "idle",
+        "unless": "switch_empty",
+        "before": "forget_count",
+    },
+    # The hopper itself says it has cards again (`load`, the switch released): no person needed.
+    {
+        "trigger": "refill",
+        "source": "empty",
+        "dest": "locked",
+        "conditions": "host_locked",
+        "unless": ["counted_empty", "switch_empty"],
+    },
+    {
+        "trigger": "refill",
+        "source": "empty",
+        "dest": "idle",
+        "unless": ["counted_empty", "switch_empty"],
+    },
     {"trigger": "reset", "source": "fault", "dest": "locked", "conditions": "host_locked"},
     {"trigger": "reset", "source": "fault", "dest": "idle"},
     {"trigger": "trip", "source": _RUNNING, "dest": "fault", "before": "outputs_off"},
@@ -91,10 +118,28 @@ TRANSITIONS: list[dict[str, Any]] = [
 ]
 
 
+# Where a trigger that does not apply is harmless rather than a bug (``ignore_invalid_triggers``):
+# once ``stopping``, outputs are off and devices are closing, so a timer or switch event that was
+# already queued (``cooled``, ``spun_up``, ``run_empty``...) has nothing left to move. Everywhere
+# else a trigger the table does not allow raises ``MachineError``: features that pull a trigger
+# which may not apply ask the table first (``Daemon.move`` / ``Daemon.may``).
+HARMLESS_INVALID_IN = ("stopping",)
+
+
+class Hopper(Protocol):
+    """What the model's hopper guards read (firmware/hopper.py)."""
+
+    count: int | None
+
+    def switch_empty(self) -> bool: ...
+
+
 class Box(Protocol):
-    """What the model needs from the daemon: a lock flag and the work done on transitions."""
+    """What the model needs from the daemon: a lock flag, the hopper its guards read, and the
+    work done on transitions."""
 
     host_locked: bool
+    hopper: Hopper
 
     def begin_spinup(self) -> None: ...
     def begin_feed(self) -> None: ...
@@ -119,6 +164,14 @@ class LauncherModel:
         """The host asked for the button to be locked."""
         return bool(self.box is not None and self.box.host_locked)
 
+    def switch_empty(self, event: EventData) -> bool:
+        """The hopper-empty switch (if fitted) reads empty."""
+        return bool(self.box is not None and self.box.hopper.switch_empty())
+
+    def counted_empty(self, event: EventData) -> bool:
+        """The hopper count is known to be 0."""
+        return bool(self.box is not None and self.box.hopper.count == 0)
+
     # callbacks
     def begin_spinup(self, event: EventData) -> None:
         """Spin up the flywheel / start the feed motor's soft start."""
@@ -140,6 +193,11 @@ class LauncherModel:
         if self.box is not None:
             self.box.outputs_off()
 
+    def forget_count(self, event: EventData) -> None:
+        """Cleared by hand from ``empty``: a count of 0 becomes unknown until ``load``."""
+        if self.box is not None and self.box.hopper.count == 0:
+            self.box.hopper.count = None
+
     def announce(self, event: EventData) -> None:
         """After every state change: tell the box (it emits the ``state`` event)."""
         if self.box is not None:
@@ -149,9 +207,10 @@ class LauncherModel:
 
 def build_machine(model: LauncherModel, *, graph: bool = False) -> Machine:
     """The launcher machine over ``model``; ``graph=True`` gives a mermaid GraphMachine."""
+    states = [State(name, ignore_invalid_triggers=name in HARMLESS_INVALID_IN) for name in STATES]
     kwargs: dict[str, Any] = {
         "model": model,
-        "states": STATES,
+        "states": states,
         "transitions": TRANSITIONS,
         "initial": "booting",
         "auto_transitions": False,
@@ -166,6 +225,19 @@ def build_machine(model: LauncherModel, *, graph: bool = False) -> Machine:
             **kwargs, graph_engine="mermaid", show_conditions=True, title="launcher"
         )
     return Machine(**kwargs)
+
+
+def may(machine: Machine, model: LauncherModel, trigger: str) -> bool:
+    """``model.may_trigger(trigger)`` read off ``machine``'s own transitions without building
+    an event (the guards here never read theirs): the press path asks twice per press, and
+    ``may_trigger`` costs some 10 us each."""
+    event = machine.events.get(trigger)
+    if event is None:
+        return False
+    return any(
+        all(bool(getattr(model, c.func)(None)) == c.target for c in transition.conditions)
+        for transition in event.transitions.get(model.state, ())
+    )
 
 
 def mermaid() -> str:
@@ -184,7 +256,8 @@ def markdown() -> str:
     """The whole of docs/state-machine.md (regenerate with ``launcher diagram --markdown``)."""
     rows = "\n".join(
         f"| `{t['trigger']}` | {_names(t['source'])} | `{t['dest']}` | "
-        f"{_names(t.get('conditions', ''))} | {_names(t.get('before', ''))} | "
+        f"{_names(t.get('conditions', ''))} | {_names(t.get('unless', ''))} | "
+        f"{_names(t.get('before', ''))} | "
         f"{_names(t.get('after', ''))} |"
         for t in TRANSITIONS
     )
@@ -194,9 +267,11 @@ def markdown() -> str:
         "`launcher diagram --markdown > docs/state-machine.md`; `tests/firmware/test_machine.py`\n"
         "fails when this page is stale. State names are part of the wire protocol.\n\n"
         "```mermaid\n" + mermaid() + "```\n\n"
-        "For the same trigger and source the first row whose condition holds wins.\n\n"
-        "| trigger | from | to | condition | before | after |\n"
-        "|---|---|---|---|---|---|\n" + rows + "\n"
+        "For the same trigger and source the first row whose conditions hold (and none of its\n"
+        "`unless` guards) wins. A trigger the table does not allow from a state raises, except\n"
+        f"in {_names(list(HARMLESS_INVALID_IN))}, where it is ignored.\n\n"
+        "| trigger | from | to | condition | unless | before | after |\n"
+        "|---|---|---|---|---|---|---|\n" + rows + "\n"
     )
 
 

@@ -20,7 +20,7 @@ from firmware.errors import CommandError
 from firmware.feature import Feature, int_arg
 from firmware.jam import JamError, JamModel, check_limit, from_mapping
 from firmware.loop import Event
-from firmware.machine import LATCHED_STATES, RESTING_STATES
+from firmware.machine import LATCHED_STATES
 from i18n import Text
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class PressQueue(Feature):
     def pump(self) -> None:
         """Serve queued presses while the box rests in ``idle`` / ``locked``."""
         box = self.box
-        while self.queue and box.state in RESTING_STATES and box.inflight.burst is None:
+        while self.queue and box.may("start_burst") and box.inflight.burst is None:
             press = self.queue.popleft()
             if self._locked_out(press.source):
                 self.refuse(press, "locked")

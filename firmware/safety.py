@@ -116,44 +116,33 @@ class Safety(Feature):
     # ------------------------------------------------------------------ clearing
 
     def clear_latch(self, why: str) -> None:
-        """Leave ``jammed`` / ``empty`` (a person fixed it); ``EMPTY`` while the switch reads
-        empty."""
+        """Leave ``jammed`` / ``empty`` (a person fixed it) where the table allows ``clear``;
+        ``EMPTY`` while the switch reads empty (the table's ``unless`` on clearing ``empty``)."""
         box = self.box
-        if box.state == "empty":
-            hopper = box.hopper
-            if hopper.switch_empty():
-                raise CommandError(
-                    "EMPTY", Text("the hopper-empty switch still reads empty; load cards")
-                )
-            if hopper.count == 0:
-                hopper.count = None  # refilled by hand: the count is unknown until `load`
-        box.model.clear(why=why)
+        if not box.move("clear", why) and box.state == "empty":
+            raise CommandError(
+                "EMPTY", Text("the hopper-empty switch still reads empty; load cards")
+            )
 
     def _on_hold(self, event: Event) -> None:
         """Long press: clear a latched jam / empty / fault (the person fixed it)."""
         box = self.box
-        state = box.state
-        if state == "fault":
-            box.model.reset(why="long press")
-        elif state in ("jammed", "empty"):
+        if not box.move("reset", "long press"):
             try:
                 self.clear_latch("long press")
             except CommandError as exc:
-                log.warning("long press cannot clear %s: %s", state, exc.message)
+                log.warning("long press cannot clear %s: %s", box.state, exc.message)
         box.presses.pump()
 
     def _op_clear(self, args: dict) -> dict:
         box = self.box
-        if box.state == "fault":
+        if box.state == "fault":  # the error names the op that does apply
             raise CommandError("FAULT", Text("the box is in fault; use reset"))
-        if box.state in ("jammed", "empty"):
-            self.clear_latch("host clear")
+        self.clear_latch("host clear")
         return {"state": box.state}
 
     def _op_reset(self, args: dict) -> dict:
         box = self.box
-        if box.state == "fault":
-            box.model.reset(why="host reset")
-        elif box.state in ("jammed", "empty"):
+        if not box.move("reset", "host reset"):
             self.clear_latch("host reset")
         return {"state": box.state}

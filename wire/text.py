@@ -1,8 +1,10 @@
 """One readable line for each box event: what ``unoattack watch`` and ``launcher send`` print.
 
 ``describe(event)`` is the line of any event (``#seq  t  kind  what happened``);
-``fire_result(fire)`` is the short answer to a ``press`` or ``dispense``. Messages about a box
-event for a person live here only, so a translation has one place to look. They go through the
+``fire_result(fire)`` is the short answer to a ``press`` or ``dispense``; ``news(event)`` is the
+line a game (``unoattack demo``, the ``unoattack table`` referee) shows for a box event that
+changes play. Messages about a box event for a person live here only, so a translation has one
+place to look. They go through the
 catalogs (``i18n``); the event kind and the values the box sent (states, reasons, sources) stay
 as the wire protocol spells them.
 """
@@ -66,8 +68,7 @@ def _what(event: dict[str, Any]) -> str | None:
             config=event.get("config"),
         )
     if kind == "state":
-        why = f" ({event['why']})" if event.get("why") else ""
-        return f"{event.get('from')} -> {event.get('to')}{why}"
+        return state_change(event)
     if kind == "press":
         return _("press {press_id} from the {source}").format(
             press_id=event.get("press_id"), source=event.get("source")
@@ -103,6 +104,35 @@ def _what(event: dict[str, Any]) -> str | None:
         else:
             text = _("{cards} left the box with no burst counting, hopper {hopper}")
         return text.format(cards=cards, after=after, hopper=event.get("hopper"))
+    return None
+
+
+def state_change(event: dict[str, Any], *, why: bool = True) -> str:
+    """``ejecting -> jammed (card timeout)``: a ``state`` event (state names as the wire spells
+    them), with its reason unless ``why`` is false."""
+    reason = f" ({event['why']})" if why and event.get("why") else ""
+    return f"{event.get('from')} -> {event.get('to')}{reason}"
+
+
+# Where a game takes notice of a state change: the box stops serving presses until a person acts.
+_LATCHED = ("jammed", "empty", "fault")
+
+
+def news(event: dict[str, Any]) -> str | None:
+    """The line a game shows for a box event that changes play: the hopper loaded or empty, a
+    fault, a move into a latched state; None for the rest. (A game tells presses and fires in
+    its own terms, and a jam with what its person or the demo does about it.)"""
+    kind = event.get("kind")
+    if kind == "refill":
+        return _("box hopper loaded: {count} cards").format(count=event.get("hopper"))
+    if kind == "empty":
+        return _("box hopper empty")
+    if kind == "fault":
+        return _("box: FAULT on {output}: {why}").format(
+            output=event.get("output"), why=event.get("why")
+        )
+    if kind == "state" and event.get("to") in _LATCHED:
+        return "box: " + state_change(event, why=False)
     return None
 
 

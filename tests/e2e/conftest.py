@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import re
 import select
 import signal
@@ -24,8 +25,9 @@ from typing import Any
 
 import pytest
 
+from tests.configs import merge, write_config
+
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CONFIG = ROOT / "hardware" / "launcher.toml"
 START_TIMEOUT = 30.0  # seconds for a daemon to print its PORT line (2 busy cores, cold imports)
 
 # Timings that keep a burst to a few milliseconds; a test adds what it needs on top.
@@ -56,56 +58,15 @@ SOLENOID: dict[str, dict[str, Any]] = {
 }
 
 
-def toml_value(value: Any) -> str:
-    """A Python value as a TOML literal (the few types the config uses)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
-
-
-def write_config(path: Path, changes: Mapping[str, Mapping[str, Any]]) -> Path:
-    """Copy the default config to `path`, replacing ``changes[section][key]`` (None removes
-    the key, e.g. an optional pin). Every key named must exist in the default file."""
-    todo = {(sec, key): value for sec, keys in changes.items() for key, value in keys.items()}
-    out: list[str] = []
-    section = None
-    for line in DEFAULT_CONFIG.read_text().splitlines():
-        header = re.match(r"\s*\[([a-z_]+)\]", line)
-        if header:
-            section = header.group(1)
-        item = re.match(r"\s*([a-z_]+)\s*=", line)
-        if item and (section, item.group(1)) in todo:
-            value = todo.pop((section, item.group(1)))
-            if value is None:
-                continue
-            line = f"{item.group(1)} = {toml_value(value)}"
-        out.append(line)
-    if todo:
-        raise KeyError(f"not in {DEFAULT_CONFIG.name}: {sorted(todo)}")
-    path.write_text("\n".join(out) + "\n")
-    return path
-
-
-def merge(*layers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Section-wise merge of config change sets; later layers win."""
-    merged: dict[str, dict[str, Any]] = {}
-    for layer in layers:
-        for section, keys in layer.items():
-            merged.setdefault(section, {}).update(keys)
-    return merged
-
-
 class BoxProcess:
     """One `launcher run --mock --port pty` daemon: start, kill -9, restart on the same journal
-    and plant state, stop. `port` is the pty of the current run."""
+    and plant state, stop. `port` is the pty of the current run. With ``console`` it also reads
+    ops from its stdin (`console()`), so a test can drive the box while a host holds the port."""
 
-    def __init__(self, workdir: Path, config: Path) -> None:
+    def __init__(self, workdir: Path, config: Path, *, console: bool = False) -> None:
         self.workdir = workdir
         self.config = config
+        self.with_console = console
         self.journal = workdir / "journal.sqlite"
         self.plant_state = workdir / "plant.json"
         self.log = workdir / "daemon.log"
@@ -132,12 +93,18 @@ class BoxProcess:
             str(self.journal),
             "--plant-state",
             str(self.plant_state),
+            *(["--console"] if self.with_console else []),
         ]
         with self.log.open("ab") as log:
             log.write(f"--- start {self.starts}: {' '.join(argv)}\n".encode())
             log.flush()
             self.proc = subprocess.Popen(
-                argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, start_new_session=True
+                argv,
+                cwd=ROOT,
+                stdin=subprocess.PIPE if self.with_console else None,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
             )
         line = self._first_line(timeout)
         match = re.fullmatch(r"PORT (\S+)", line)
@@ -170,6 +137,13 @@ class BoxProcess:
                 raise AssertionError(f"launcher run exited with {code} before PORT\n{self.tail()}")
             data += chunk
         return data.decode(errors="replace").strip()
+
+    def console(self, line: str) -> None:
+        """Send one op (``load 20``, ``lock``) to the daemon's ``--console``, beside the link;
+        its reply and events go to the drained stdout."""
+        assert self.proc is not None and self.proc.stdin is not None, "started with console=True"
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
 
     def kill9(self) -> None:
         """`kill -9` the daemon: no cleanup, no outputs turned off, half-written state."""
@@ -216,11 +190,38 @@ class BoxProcess:
         return "daemon log:\n" + "\n".join(text.splitlines()[-lines:])
 
 
-def pattern_box(work: Path, pattern: list[int]) -> BoxProcess:
+def pattern_box(work: Path, pattern: list[int], *, console: bool = False) -> BoxProcess:
     """A `BoxProcess` in `work` on the `FAST` config whose presses fire `pattern` (repeated);
     not started yet (the benchmarks use it too)."""
     changes = merge(FAST, {"jam": {"mode": "pattern", "pattern": pattern}})
-    return BoxProcess(work, write_config(work / "launcher.toml", changes))
+    return BoxProcess(work, write_config(work / "launcher.toml", changes), console=console)
+
+
+@contextlib.contextmanager
+def serving_box(work: Path, pattern: list[int]) -> Iterator[BoxProcess]:
+    """A started `pattern_box` with a console, for host tools to talk to (share one per module:
+    its start costs a process); stopped on exit."""
+    box = pattern_box(work, pattern, console=True)
+    box.start()
+    try:
+        yield box
+    finally:
+        box.stop()
+        box.kill()
+
+
+def read_lines(stream: Any) -> queue.Queue[Any]:
+    """Lines of a child's text ``stream`` as they come, read by a thread (``get(timeout=)``
+    never hangs a test on a child that stays quiet); an empty line once it ends."""
+    lines: queue.Queue[Any] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(b"" if "b" in getattr(stream, "mode", "") else "")
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
 
 
 @pytest.fixture

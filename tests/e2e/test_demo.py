@@ -106,6 +106,7 @@ def wait_gone(pid: int, timeout: float = 10.0) -> bool:
     return gone(pid)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_a_whole_seeded_game_through_the_box():
     run = PtyRun(demo_args("--players", "2", "--seed", "7", "--speed", "50", "--json"))
@@ -154,6 +155,7 @@ def _box_child(demo_pid: int, timeout: float = 20.0) -> psutil.Process:
     return wait_until(box_child, timeout, what="the demo's box child", poll=0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_ctrl_c_stops_the_box_child():
     run = PtyRun(demo_args("--players", "3", "--seed", "2", "--speed", "1"))
@@ -168,6 +170,7 @@ def test_ctrl_c_stops_the_box_child():
     assert wait_gone(child.pid)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_the_box_child_dies_with_a_killed_demo():
     run = PtyRun(demo_args("--players", "3", "--seed", "2", "--speed", "1"))
@@ -240,6 +243,7 @@ def test_colour_only_on_a_terminal_that_shows_it(monkeypatch):
     assert not color_wanted(Tty())
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_a_classic_game_dispenses_every_draw_and_conserves_cards():
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "dumb"}

@@ -10,10 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import SOLENOID, BoxProcess, merge
+import pytest
+
+from tests.configs import merge
+from tests.e2e.conftest import SOLENOID, BoxProcess
 from tests.wait import wait_until
 from wire.client import BoxClient
 
+pytestmark = pytest.mark.slow  # run first: see tests/conftest.py
 BURST = 10
 # A solenoid fires exactly one card per pulse (no motor overrun), and the pulses come far apart
 # (150 ms), so a kill after the third card lands mid-burst even when this test runs late by a

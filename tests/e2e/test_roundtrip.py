@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from firmware import config as config_mod
-from tests.e2e.conftest import FAST, ROOT, SOLENOID, BoxProcess, write_config
+from tests.configs import write_config
+from tests.e2e.conftest import FAST, ROOT, SOLENOID, BoxProcess
 from wire.client import BoxClient, BoxError
 
 

@@ -1,9 +1,16 @@
-"""A small fake box for testing the host client: the box side of the documented wire protocol
-over a pty, with knobs to misbehave (lost replies, lost, duplicated or garbled frames, unplugs).
+"""A box that misbehaves on purpose, for the host client's tests (tests/engine/test_client.py):
+the box side of the documented wire protocol over a pty, with knobs to lose replies, lose,
+duplicate or garble frames, go silent, send an intact but invalid reply, forget to resend until
+a new hello, and unplug.
 
-It speaks through `wire.protocol` and keeps its events in memory: enough of the box to pin
-the host's half of the bargain without the daemon. The port is a symlink to the current pty (like
-a udev /dev/serial/by-id link), so `unplug()` can give the host a new pty at the same path.
+Why it stays beside the real daemon: the daemon on mock pins (``tests/e2e/conftest.serving_box``,
+used by ``launcher send`` and the watch tests) does none of these things, and these tests also
+read the box's side of the link (the hellos it got, what the host acked, how often a command ran).
+Everything else about a box is the daemon's to show: host tools are tested against it.
+
+It speaks through `wire.protocol` and keeps its events in memory. The port is a symlink to the
+current pty (like a udev /dev/serial/by-id link), so `unplug()` can give the host a new pty at
+the same path.
 """
 
 from __future__ import annotations
@@ -40,7 +47,6 @@ class FakeBox:
         self.errors: list[protocol.FrameErrorInfo] = []
         self.fires = list(fires or [2])  # ejected per press, cycled
         self.next_press = 1
-        self.state = "idle"
         # misbehaviour knobs
         self.drop_replies = 0  # swallow this many command replies (after running the command)
         self.mute = False  # answer nothing at all
@@ -147,18 +153,16 @@ class FakeBox:
         op, cmd_id = msg["op"], msg["id"]
         self.executed[cmd_id] = self.executed.get(cmd_id, 0) + 1
         if op == "status":
-            return protocol.reply_ok(cmd_id, state=self.state, hopper=50)
-        if op in ("press", "dispense"):
+            return protocol.reply_ok(cmd_id, state="idle", hopper=50)
+        if op == "press":
             press_id = self.next_press
             self.next_press += 1
-            count = msg.get("count") if op == "dispense" else None
-            ejected = count if count is not None else self.fires[(press_id - 1) % len(self.fires)]
-            source = "host" if op == "press" else "dispense"
-            self.emit("press", press_id=press_id, source=source)
+            ejected = self.fires[(press_id - 1) % len(self.fires)]
+            self.emit("press", press_id=press_id, source="host")
             self.emit(
                 "fire",
                 press_id=press_id,
-                source=source,
+                source="host",
                 planned=ejected,
                 ejected=ejected,
                 reason="fired" if ejected else "dry",
@@ -167,9 +171,6 @@ class FakeBox:
         if op == "selftest":
             # a reply whose own "ok" collides with the envelope's: intact, yet invalid
             return {"v": 1, "type": "reply", "id": cmd_id, "ok": False, "checks": []}
-        if op == "lock":
-            self.state = "locked"
-            return protocol.reply_ok(cmd_id, state=self.state)
         if op == "clear":
             return protocol.reply_error(cmd_id, protocol.JAMMED, "nothing to clear: box is idle")
         return protocol.reply_error(cmd_id, protocol.UNKNOWN_OP, f"fake box has no {op}")

@@ -18,17 +18,17 @@ import pytest
 
 from engine.cli import main
 from tests.conftest import ROOT
-from tests.engine.fakebox import FakeBox
+from tests.e2e.conftest import BoxProcess, read_lines, serving_box
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
 EXAMPLES = ROOT / "docs" / "examples"
 
 
-@pytest.fixture
-def box(tmp_path: Path) -> Iterator[FakeBox]:
-    with FakeBox(tmp_path / "ttyBOX") as fake:
-        fake.emit("refill", hopper=20, added=20)
-        yield fake
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoxProcess]:
+    """A real daemon on mock pins, one for the module (the watches only read it)."""
+    with serving_box(tmp_path_factory.mktemp("box"), [1]) as running:
+        yield running
 
 
 WATCHERS = {
@@ -51,27 +51,30 @@ def _started(*args: str) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait()
 
 
-def _watch(which: str, port: Path) -> list[str]:
+def _watch(which: str, port: str | None) -> list[str]:
     tail = ["watch"] if which == "launcher send watch" else []
     return [*WATCHERS[which], str(port), *tail]
 
 
 @pytest.mark.parametrize("which", list(WATCHERS))
-def test_ctrl_c_ends_a_watch_with_130(box: FakeBox, which: str) -> None:
-    with _started(*_watch(which, box.link)) as proc:
+def test_ctrl_c_ends_a_watch_with_130(box: BoxProcess, which: str) -> None:
+    with _started(*_watch(which, box.port)) as proc:
         assert proc.stdout is not None and proc.stderr is not None
-        line = proc.stdout.readline()
-        if line.startswith(b"watching"):  # unoattack's header line
-            line = proc.stdout.readline()
-        assert b"refill" in line
+        lines = read_lines(proc.stdout)
+        box.console("load 20")  # an event while the watch holds the port
+        seen = [lines.get(timeout=30)]
+        while b" refill " not in seen[-1]:
+            seen.append(lines.get(timeout=30))
+            assert seen[-1], f"watch ended early: {seen}"
         proc.send_signal(signal.SIGINT)
         assert (proc.wait(timeout=30), proc.stderr.read()) == (130, b"")
 
 
 @pytest.mark.parametrize("which", list(WATCHERS))
-def test_a_reader_leaving_the_pipe_ends_a_quiet_watch_with_0(box: FakeBox, which: str) -> None:
-    with _started(*_watch(which, box.link)) as proc:
+def test_a_reader_leaving_the_pipe_ends_a_quiet_watch_with_0(box: BoxProcess, which: str) -> None:
+    with _started(*_watch(which, box.port)) as proc:
         assert proc.stdout is not None and proc.stderr is not None
+        box.console("load 1")  # at least one line, whatever earlier hosts acked
         assert proc.stdout.readline()  # `| head -1` has its line ...
         proc.stdout.close()  # ... and leaves, while the box is quiet
         assert (proc.wait(timeout=30), proc.stderr.read()) == (0, b"")

@@ -13,6 +13,7 @@ import random
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ from engine.launchers import VirtualLauncher
 from engine.rules import CUSTOM_WILD_EFFECTS, Rules, rules_for
 from engine.sim import MAX_ACTIONS_PER_ROUND, MAX_ROUNDS_PER_GAME
 
+pytestmark = pytest.mark.slow  # run first: see tests/conftest.py
 ALL_CARDS: list[Card] = [card_of(c, f) for c in CARD_COLORS for f in COLORED_FACES] + [
     card_of(None, f) for f in WILD_FACES
 ]

@@ -16,6 +16,7 @@ from engine.cli import main
 from engine.duration import BoxTimes, game_seconds
 from engine.executors import InlineExecutor
 from firmware import config as box_config
+from tests.configs import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = ["--games", "2", "--seed", "4"]
@@ -325,9 +326,7 @@ def test_bad_command_line_values_are_one_line_errors(
 
 
 def test_a_bad_box_config_exits_78(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    box = tmp_path / "box.toml"
-    text = (ROOT / "hardware" / "launcher.toml").read_text(encoding="utf-8")
-    box.write_text(text.replace("cooldown_ms = 300", "cooldown_ms = -5"), encoding="utf-8")
+    box = write_config(tmp_path / "box.toml", {"timing.cooldown_ms": -5})
     code, out, err = run(capsys, "--set", f"config={box}", *QUICK)
     assert code == 78
     assert out == ""
@@ -338,9 +337,7 @@ def test_a_bad_box_config_exits_78(capsys: pytest.CaptureFixture[str], tmp_path:
 def test_a_box_config_sets_the_jam_model_and_the_timings(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    box = tmp_path / "box.toml"
-    text = (ROOT / "hardware" / "launcher.toml").read_text(encoding="utf-8")
-    box.write_text(text.replace("cooldown_ms = 300", "cooldown_ms = 5000"), encoding="utf-8")
+    box = write_config(tmp_path / "box.toml", {"timing.cooldown_ms": 5000})
     data = run_json(capsys, *QUICK, "--vary", f"config={box},{ROOT / 'hardware/launcher.toml'}")
     slow, usual = data["results"]
     assert slow["rounds"] == usual["rounds"]  # the same games
@@ -357,13 +354,10 @@ def test_box_times_from_the_default_config() -> None:
 
 
 def test_a_solenoid_box_times_its_pulses(tmp_path: Path) -> None:
-    box = tmp_path / "solenoid.toml"
-    text = (ROOT / "hardware" / "launcher.toml").read_text(encoding="utf-8")
-    text = text.replace('kind = "motor"', 'kind = "solenoid"')
-    text = text.replace("ejector_backward = 24 ", "# ejector_backward = 24 ")
-    text = text.replace("ejector_enable = 12 ", "# ejector_enable = 12 ")
-    text = text.replace("flywheel = 25 ", "# flywheel = 25 ")
-    box.write_text(text, encoding="utf-8")
+    solenoid = {"ejector.kind": "solenoid", "pins.ejector_backward": None}
+    box = write_config(
+        tmp_path / "solenoid.toml", solenoid, {"pins.ejector_enable": None, "pins.flywheel": None}
+    )
     times = BoxTimes.from_config(box_config.load(box))
     assert times == BoxTimes(burst_ms=300.0, card_ms=40.0 + 120.0)
 
@@ -371,8 +365,7 @@ def test_a_solenoid_box_times_its_pulses(tmp_path: Path) -> None:
 def test_files_named_in_a_sweep_file_are_found_next_to_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    text = (ROOT / "hardware" / "launcher.toml").read_text(encoding="utf-8")
-    (tmp_path / "box.toml").write_text(text, encoding="utf-8")
+    write_config(tmp_path / "box.toml")
     (tmp_path / "night.toml").write_text('games = 1\n[base]\nconfig = "box.toml"\n', "utf-8")
     data = run_json(capsys, str(tmp_path / "night.toml"))
     assert data["results"][0]["setting"]["config"] == str(tmp_path / "box.toml")

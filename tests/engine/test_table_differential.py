@@ -289,6 +289,7 @@ def run_games(seed: int, rounds: int) -> Tally:
 
 
 # About 2.5 s of CPU a chunk; the timeout only guards a hang on a machine that is very busy.
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_the_referee_agrees_with_the_simulator_after_every_move(chunk: int) -> None:

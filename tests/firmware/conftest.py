@@ -1,20 +1,18 @@
 """Fixtures for the firmware runtime: configs with fast plant timings and a daemon on mock pins.
 
-Limits always come from a config file, so tests write one: the documented default with a few
-keys overridden (``"section.key": value``; ``None`` leaves the key out).
+Limits always come from a config file, so tests write one (``tests/configs.py``): the documented
+default with `FAST` and a few keys overridden (``"section.key": value``; ``None`` leaves it out).
 """
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import DEFAULT_CONFIG
+from tests import configs
 from tests.wait import WAIT
 
 # Fast but realistic: cards every ~40 ms, no long waits anywhere. The safety and jam timeouts are
@@ -64,36 +62,9 @@ SOLENOID: dict[str, Any] = {
 }
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):  # an inline table ([[patterns.pattern]] entries, segments)
-        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"cannot write {value!r} as TOML")
-
-
 def write_config(path: Path, overrides: dict[str, Any] | None = None) -> Path:
-    """Write the default config with ``overrides`` applied to ``path``; returns ``path``."""
-    doc = tomllib.loads(DEFAULT_CONFIG.read_text())
-    for dotted, value in {**FAST, **(overrides or {})}.items():
-        section, key = dotted.split(".", 1)
-        if value is None:
-            doc[section].pop(key, None)
-        else:
-            doc.setdefault(section, {})[key] = value
-    lines: list[str] = []
-    for section, table in doc.items():
-        lines.append(f"[{section}]")
-        lines.extend(f"{key} = {_toml_value(value)}" for key, value in table.items())
-        lines.append("")
-    path.write_text("\n".join(lines))
-    return path
+    """`tests.configs.write_config` with `FAST` under ``overrides``; returns ``path``."""
+    return configs.write_config(path, FAST, overrides or {})
 
 
 @pytest.fixture

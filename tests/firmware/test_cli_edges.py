@@ -24,6 +24,7 @@ from firmware.cli import main
 from firmware.errors import ConfigError, LauncherError
 from firmware.jam import JamParams, describe
 from firmware.link import Link
+from tests import configs
 from tests.conftest import DEFAULT_CONFIG, ROOT, run_main
 from tests.firmware.conftest import write_config
 
@@ -37,11 +38,7 @@ def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str,
 def _with_limit(path: Path, max_burst: int) -> Path:
     """The documented default config with `[limits] max_burst` changed in place (as a user
     edits it; the rest, comments included, as shipped)."""
-    text = DEFAULT_CONFIG.read_text(encoding="utf-8")
-    new, n = re.subn(r"(?m)^max_burst = 12", f"max_burst = {max_burst}", text)
-    assert n == 1
-    path.write_text(new, encoding="utf-8")
-    return path
+    return configs.write_config(path, {"limits.max_burst": max_burst})
 
 
 # -- --version --------------------------------------------------------------------------------

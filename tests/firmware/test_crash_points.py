@@ -45,6 +45,9 @@ CONFIG = {
 }
 
 
+pytestmark = pytest.mark.slow  # run first: see tests/conftest.py
+
+
 @pytest.fixture(scope="module")
 def forkserver() -> Iterator[subprocess.Popen[str]]:
     """The fork server of tests/firmware/crashbox.py (the firmware imported once)."""

@@ -5,7 +5,7 @@ byte level (flips, insertions, truncation, bad CRC, padding past 512 bytes, a ne
 middle) or at the message level (a field dropped, replaced or added, with a correct CRC so the
 validator sees it). A reference classifier (`expected`) built on `protocol.decode` says what
 each complete line must produce; the decoder and the link must agree with it line for line.
-Each test checks that it saw at least 10,000 frames.
+The test checks that the two saw at least 10,000 frames.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ import json
 import random
 import zlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.firmware.linkhelp import Box
 from wire import protocol as p
 
+pytestmark = pytest.mark.slow  # run first: see tests/conftest.py
 FRAMES_PER_EXAMPLE = 50
 MIN_FRAMES = 10_000
 
@@ -189,64 +191,65 @@ def _classify(item: p.Frame | p.FrameErrorInfo) -> tuple[str, str | None]:
     return ("ok", None) if isinstance(item, p.Frame) else (item.code, item.id)
 
 
-def test_decoder_agrees_with_the_reference_on_random_and_mutated_frames():
-    seen = {"frames": 0, "errors": 0}
-
-    @settings(max_examples=MIN_FRAMES // FRAMES_PER_EXAMPLE + 20)
-    @given(data=batch, seed=st.integers(0, 2**32))
-    def run(data: bytes, seed: int) -> None:
-        decoder = p.FrameDecoder()
-        chunks = random.Random(seed)
-        out: list[p.Frame | p.FrameErrorInfo] = []
-        i = 0
-        while i < len(data):  # arbitrary split points, like reads from a serial port
-            n = chunks.randint(1, 300)
-            out += decoder.feed(data[i : i + n])
-            i += n
-        want = expected(data)
-        assert [_classify(item) for item in out] == want
-        assert decoder.errors == sum(1 for code, _ in want if code != "ok")
-        seen["frames"] += FRAMES_PER_EXAMPLE
-        seen["errors"] += decoder.errors
-
-    run()
-    assert seen["frames"] >= MIN_FRAMES
-    assert seen["errors"] > seen["frames"] // 4  # the mutations really produce bad frames
+def check_decoder(data: bytes, seed: int) -> int:
+    """A fresh decoder fed `data` in random pieces agrees with `expected`; its error count."""
+    decoder = p.FrameDecoder()
+    chunks = random.Random(seed)
+    out: list[p.Frame | p.FrameErrorInfo] = []
+    i = 0
+    while i < len(data):  # arbitrary split points, like reads from a serial port
+        n = chunks.randint(1, 300)
+        out += decoder.feed(data[i : i + n])
+        i += n
+    want = expected(data)
+    assert [_classify(item) for item in out] == want
+    assert decoder.errors == sum(1 for code, _ in want if code != "ok")
+    return decoder.errors
 
 
-def test_link_answers_every_bad_frame_with_the_right_error_and_stays_responsive():
+def check_link(box: Box, data: bytes, stored: dict[str, str]) -> None:
+    """The link of `box` answers the bad frames of `data` as `expected_replies` says and counts
+    them; `stored` carries the command ids the box has kept from earlier batches."""
+    before = box.link.counters
+    box.host.write(data)
+    frames = box.host.sync()
+    after = box.link.counters
+    bad_lines = sum(1 for code, _ in expected(data) if code != "ok")
+    want = expected_replies(data, stored)
+    got = [
+        (f["error"]["code"], f["id"]) for f in frames if f["type"] == "reply" and f["ok"] is False
+    ]
+    dropped_replies = after["errors_dropped"] - before["errors_dropped"]
+    if dropped_replies == 0:
+        assert got == want
+    else:  # a storm beyond the reply queue: the rest are counted, none invented
+        assert len(got) + dropped_replies == len(want)
+    bad = sum(after[k] - before[k] for k in ("bad_crc", "too_long", "bad_frame"))
+    assert bad == bad_lines
+    assert after["dropped"] - before["dropped"] >= bad_lines
+    assert after["internal"] == 0
+
+
+# One test for both: drawing the batches is most of the time (hypothesis builds every frame
+# from many small draws), and every batch is worth checking against the decoder alone and
+# against the link on a live box.
+def test_decoder_and_link_agree_with_the_reference_on_random_and_mutated_frames():
     box = Box()
-    seen = {"frames": 0}
+    seen = {"frames": 0, "errors": 0}
     stored: dict[str, str] = {}
     try:
 
         @settings(max_examples=MIN_FRAMES // FRAMES_PER_EXAMPLE + 20)
-        @given(data=batch)
-        def run(data: bytes) -> None:
-            before = box.link.counters
-            box.host.write(data)
-            frames = box.host.sync()
-            after = box.link.counters
-            bad_lines = sum(1 for code, _ in expected(data) if code != "ok")
-            want = expected_replies(data, stored)
-            got = [
-                (f["error"]["code"], f["id"])
-                for f in frames
-                if f["type"] == "reply" and f["ok"] is False
-            ]
-            dropped_replies = after["errors_dropped"] - before["errors_dropped"]
-            if dropped_replies == 0:
-                assert got == want
-            else:  # a storm beyond the reply queue: the rest are counted, none invented
-                assert len(got) + dropped_replies == len(want)
-            bad = sum(after[k] - before[k] for k in ("bad_crc", "too_long", "bad_frame"))
-            assert bad == bad_lines
-            assert after["dropped"] - before["dropped"] >= bad_lines
-            assert after["internal"] == 0
+        @given(data=batch, seed=st.integers(0, 2**32))
+        def run(data: bytes, seed: int) -> None:
+            seen["errors"] += check_decoder(data, seed)
+            check_link(box, data, stored)
             seen["frames"] += FRAMES_PER_EXAMPLE
 
         run()
         assert seen["frames"] >= MIN_FRAMES
+        assert seen["errors"] > seen["frames"] // 4  # the mutations really produce bad frames
+        # The link stays responsive after it all.
         reply = box.host.command("status")
         assert reply["ok"] is True and reply["state"] == "idle"
     finally:

@@ -12,6 +12,7 @@ from firmware.cli import main
 from firmware.config import default_path, load
 from firmware.jam import JamParams, describe, sample
 from firmware.jam_cli import read_counts, rewrite_jam
+from tests.configs import write_config
 
 KNOWN = JamParams(base=0.2, step=0.1, max_dry=6, burst_weights=(0, 1, 3, 4, 4, 3, 2, 1, 1))
 
@@ -56,9 +57,7 @@ def test_show_table_lists_chance_streaks_and_bursts(capsys: pytest.CaptureFixtur
 
 
 def test_show_pattern_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    cfg = tmp_path / "box.toml"
-    text = default_path().read_text()
-    cfg.write_text(text.replace('mode = "hazard"', 'mode = "pattern"', 1))
+    cfg = write_config(tmp_path / "box.toml", {"jam.mode": "pattern"})
     code, out, _ = run(capsys, "show", "--config", str(cfg))
     assert code == 0
     assert out.startswith("jam model: pattern [0, 0, 3, 0, 5, 0, 0, 0, 2]")
@@ -66,10 +65,9 @@ def test_show_pattern_config(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 
 
 def test_show_bad_config_exits_78_with_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, default_config_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    cfg = tmp_path / "bad.toml"
-    cfg.write_text(default_config_path.read_text().replace("base = 0.22", "base = 1.7"))
+    cfg = write_config(tmp_path / "bad.toml", {"jam.base": 1.7})
     code, out, err = run(capsys, "show", "--config", str(cfg))
     assert code == 78
     assert out == ""
@@ -233,9 +231,8 @@ def test_fit_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
 def test_fit_write_config_changes_only_the_jam_values(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, default_config_path: Path
 ) -> None:
-    cfg = tmp_path / "box.toml"
-    original = default_config_path.read_text()
-    cfg.write_text(original)
+    cfg = write_config(tmp_path / "box.toml")  # the default as shipped
+    original = cfg.read_text()
     code, out, _ = run(capsys, "fit", str(_recording(tmp_path)), "--write-config", str(cfg))
     assert code == 0
     assert f"wrote the fitted [jam] values into {cfg}" in out

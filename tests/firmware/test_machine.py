@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 
@@ -12,11 +13,23 @@ from firmware import machine
 from tests.conftest import ROOT
 
 
+class FakeHopper:
+    """The hopper the model's guards read."""
+
+    def __init__(self) -> None:
+        self.count: int | None = None
+        self.switch = False
+
+    def switch_empty(self) -> bool:
+        return self.switch
+
+
 class FakeBox:
     """Records what the model asks of the daemon."""
 
     def __init__(self) -> None:
         self.host_locked = False
+        self.hopper = FakeHopper()
         self.calls: list[str] = []
         self.changes: list[tuple[str, str, str]] = []
 
@@ -56,9 +69,9 @@ def test_every_transition_names_known_states_and_callbacks():
     for t in machine.TRANSITIONS:
         sources = [t["source"]] if isinstance(t["source"], str) else t["source"]
         assert set(sources) <= names and t["dest"] in names
-        for key in ("conditions", "before", "after"):
-            if key in t:
-                assert callable(getattr(machine.LauncherModel, t[key]))
+        for key in ("conditions", "unless", "before", "after"):
+            for name in [t[key]] if isinstance(t.get(key), str) else t.get(key, []):
+                assert callable(getattr(machine.LauncherModel, name))
 
 
 def test_no_auto_transitions_exist(model):
@@ -114,6 +127,50 @@ def test_latched_states_only_leave_by_clear_reset_or_shutdown(model):
     model.shutdown()
     assert model.state == "stopping"
     assert model.box.calls.count("outputs_off") == 3  # jam, trip, shutdown
+
+
+def test_empty_clears_by_hand_or_refills_only_as_its_guards_allow(model):
+    model.booted()
+    model.box.hopper.count = 0
+    model.run_empty()
+    assert not model.may_trigger("refill")  # counted_empty
+    model.box.hopper.switch = True
+    assert not model.may_trigger("clear")  # switch_empty
+    model.box.hopper.switch = False
+    model.clear()  # by hand: the count of 0 becomes unknown (forget_count)
+    assert (model.state, model.box.hopper.count) == ("idle", None)
+    model.run_empty()
+    model.box.hopper.count = 5
+    model.refill()
+    assert (model.state, model.box.hopper.count) == ("idle", 5)
+
+
+def test_late_triggers_are_ignored_only_once_stopping(model):
+    # Why stopping: outputs are off and devices closing, so a timer or switch event queued
+    # before shutdown has nothing left to move (machine.HARMLESS_INVALID_IN).
+    model.booted()
+    with pytest.raises(MachineError):
+        model.cooled()  # idle: a bug, not a late timer
+    model.shutdown()
+    changes = len(model.box.changes)
+    for trigger in ("cooled", "spun_up", "run_empty", "trip", "shutdown", "refill"):
+        model.trigger(trigger)  # no MachineError
+    assert model.state == "stopping"
+    assert len(model.box.changes) == changes  # nothing moved
+
+
+def test_may_answers_as_may_trigger_in_every_state_and_guard_combination():
+    triggers = sorted({t["trigger"] for t in machine.TRANSITIONS} | {"no_such_trigger"})
+    for state in machine.STATES:
+        for locked, count, switch in itertools.product((False, True), (None, 0, 4), (False, True)):
+            box = FakeBox()
+            box.host_locked, box.hopper.count, box.hopper.switch = locked, count, switch
+            model = machine.LauncherModel(box)
+            built = machine.build_machine(model)
+            built.set_state(state)
+            for trigger in triggers:
+                expected = trigger in built.events and model.may_trigger(trigger)
+                assert machine.may(built, model, trigger) == expected, (state, trigger)
 
 
 def test_docs_state_machine_page_is_up_to_date():

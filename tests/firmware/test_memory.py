@@ -36,6 +36,7 @@ PER_PRESS = 30  # bytes a press may leave behind on average (allocator noise); a
 # kind fixed here (gpiozero's mock pin history, the plant's logs) costs 60-200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 def test_memory_stays_flat_once_every_retention_limit_is_full(monkeypatch, tmp_path: Path, kind):
     for module, name in (

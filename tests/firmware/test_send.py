@@ -1,25 +1,28 @@
-"""`launcher send PORT OP [ARGS]` against the fake box of tests/engine/fakebox.py."""
+"""`launcher send PORT OP [ARGS]` against a real daemon on mock pins (one per module; a test
+that changes its state puts it back)."""
 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from firmware.cli import main
-from tests.engine.fakebox import FakeBox
+from tests.e2e.conftest import BoxProcess, read_lines, serving_box
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def box(tmp_path: Path):
-    with FakeBox(tmp_path / "ttyBOX", fires=[3]) as fake:
-        yield fake
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoxProcess]:
+    with serving_box(tmp_path_factory.mktemp("box"), [3]) as running:
+        yield running
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -64,54 +67,67 @@ def test_port_url_pyserial_does_not_know_is_exit_2(
     assert err.startswith("launcher send: BAD_PORT: ") and err.count("\n") == 1
 
 
-def test_status_prints_the_reply(capsys: pytest.CaptureFixture[str], box: FakeBox) -> None:
-    code, out, _ = run(capsys, str(box.link), "status")
+def test_status_prints_the_reply(capsys: pytest.CaptureFixture[str], box: BoxProcess) -> None:
+    code, out, _ = run(capsys, str(box.port), "status")
     assert code == 0
-    assert out == 'state="idle" hopper=50\n'
+    assert out.startswith('state="idle" ') and re.search(r" hopper=\d+ ", out)
+    assert out.count("\n") == 1
 
 
 def test_press_waits_for_and_prints_the_fire_result(
-    capsys: pytest.CaptureFixture[str], box: FakeBox
+    capsys: pytest.CaptureFixture[str], box: BoxProcess
 ) -> None:
-    code, out, _ = run(capsys, str(box.link), "press")
+    code, out, _ = run(capsys, str(box.port), "press")
     assert code == 0
-    assert out == "press 1: fired 3 of 3 cards\n"
+    assert re.fullmatch(r"press \d+: fired 3 of 3 cards \(dry streak 0, hopper \d+\)\n", out)
 
 
-def test_dispense_json(capsys: pytest.CaptureFixture[str], box: FakeBox) -> None:
-    code, out, _ = run(capsys, str(box.link), "dispense", "5", "--json")
+def test_dispense_json(capsys: pytest.CaptureFixture[str], box: BoxProcess) -> None:
+    code, out, _ = run(capsys, str(box.port), "dispense", "5", "--json")
     assert code == 0
     fire = json.loads(out)
     assert (fire["kind"], fire["ejected"], fire["source"]) == ("fire", 5, "dispense")
 
 
 def test_refused_command_is_exit_1_with_the_code(
-    capsys: pytest.CaptureFixture[str], box: FakeBox
+    capsys: pytest.CaptureFixture[str], box: BoxProcess
 ) -> None:
-    code, _, err = run(capsys, str(box.link), "clear")
+    port = str(box.port)
+    assert run(capsys, port, "load", "0", "--total")[0] == 0
+    try:
+        run(capsys, port, "press")  # refused for the empty hopper: the box latches empty
+        code, _, err = run(capsys, port, "dispense", "1")
+    finally:
+        assert run(capsys, port, "load", "10000", "--total")[0] == 0  # as the module found it
     assert code == 1
-    assert err.startswith("launcher send: JAMMED: ") and err.count("\n") == 1
+    assert err.startswith("launcher send: EMPTY: ") and err.count("\n") == 1
 
 
-def test_watch_prints_one_line_per_event_until_ctrl_c_exit_130(box: FakeBox) -> None:
-    box.emit("refill", hopper=20, added=20)
-    box.emit("state", **{"from": "idle", "to": "locked", "why": "host"})
+def test_watch_prints_one_line_per_event_until_ctrl_c_exit_130(box: BoxProcess) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", "send", str(box.link), "watch"],
+        [sys.executable, "-m", "firmware.cli", "send", str(box.port), "watch"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        first = proc.stdout.readline()
-        second = proc.stdout.readline()
+        lines = read_lines(proc.stdout)
+        # The watch holds the port: the box is driven through its console meanwhile.
+        box.console("load 20")
+        box.console("lock")
+        seen: list[str] = []
+        while not any("idle -> locked (host lock)" in line for line in seen):
+            seen.append(lines.get(timeout=30))
+            assert seen[-1], f"watch ended early: {seen}"
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=10)
     finally:
+        box.console("unlock")
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert "refill" in first and "20 cards added, hopper 20" in first
-    assert "state" in second and "idle -> locked (host)" in second
+    refill = next(line for line in seen if " refill " in line)
+    assert re.search(r"20 cards added, hopper \d+", refill)
+    assert all(re.match(r"#\d+ +\d+\.\d{3}s  \w+ +\S", line) for line in seen)  # one a line
     assert code == 130  # Ctrl-C, as for every command (README); a closed pipe is 0

@@ -19,6 +19,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -29,6 +30,7 @@ from firmware.daemon import Daemon
 from firmware.plant import Plant
 from tests.firmware.conftest import write_config
 
+pytestmark = pytest.mark.slow  # run first: see tests/conftest.py
 RESTING = ("idle", "locked", "jammed", "empty", "fault")
 POWER_PINS = ("ejector_forward", "ejector_backward", "ejector_enable", "flywheel")
 

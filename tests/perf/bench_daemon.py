@@ -21,7 +21,6 @@ import sys
 import tempfile
 import threading
 import time
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,38 +28,11 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
+from tests.configs import write_config  # noqa: E402
+
 TRIALS = 300
 IDLE_SECONDS = 10.0
 STARTS = 5
-
-
-def write_config(path: Path, overrides: dict[str, object]) -> Path:
-    """The default config with ``section.key`` overrides (None drops the key)."""
-    import json
-
-    doc = tomllib.loads((ROOT / "hardware" / "launcher.toml").read_text())
-    for dotted, value in overrides.items():
-        section, key = dotted.split(".", 1)
-        if value is None:
-            doc[section].pop(key, None)
-        else:
-            doc[section][key] = value
-
-    def fmt(v: object) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, list):
-            return "[" + ", ".join(fmt(x) for x in v) + "]"
-        if isinstance(v, str):
-            return json.dumps(v)
-        return repr(v)
-
-    lines = []
-    for section, table in doc.items():
-        lines.append(f"[{section}]")
-        lines += [f"{k} = {fmt(v)}" for k, v in table.items()]
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -42,7 +42,8 @@ from websockets.asyncio.client import connect  # noqa: E402
 from engine.boxport import mock_box  # noqa: E402
 from engine.web.server import WebServer  # noqa: E402
 from engine.web.table_service import TableService, game_args, open_table  # noqa: E402
-from tests.e2e.conftest import FAST, merge, write_config  # noqa: E402
+from tests.configs import merge, write_config  # noqa: E402
+from tests.e2e.conftest import FAST  # noqa: E402
 
 WARMUP = 10
 

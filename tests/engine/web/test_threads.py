@@ -19,7 +19,7 @@ from engine.boxport import mock_config
 from engine.web import demo_web
 from engine.web.server import WebServer
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 PAGES = 20
 WAIT_S = 120.0  # for the game on a loaded machine; an event ends the wait, never the clock
 
