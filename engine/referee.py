@@ -27,7 +27,7 @@ from engine.game import Action
 from engine.rules import PRESET_NAMES, Rules, rules_for
 from engine.scoring import SCORING_MODES, decide, round_gains
 from engine.words import COLOUR_NAMES, colour_name, plural, seat_pattern, shown
-from i18n import _, ngettext
+from i18n import _, message_of, ngettext, reworded
 
 __all__ = ["MODES", "STATE_VERSION", "Referee", "check_names", "plural"]
 
@@ -193,7 +193,7 @@ class Referee:
                 return m.group(0)
             return self.players[seat]
 
-        return seat_pattern().sub(name, text)
+        return reworded(text, lambda said: seat_pattern().sub(name, said))
 
     # -- the round, read ---------------------------------------------------------------------
     @property
@@ -603,7 +603,7 @@ class Referee:
             if ejected
             else _("{player}: dry (holds {held})")
         ).format(player=who, cards=plural(ejected, "card"), held=rnd.counts[seat])
-        msgs = [got + (f" [{note}]" if note else "")]
+        msgs = [got + (" [" + note + "]" if note else "")]
         msgs.extend(self._after_take(seat, before))
         msgs.extend(self._maybe_end_round())
         return msgs
@@ -758,7 +758,7 @@ class Referee:
                 )
         self.hands_left[seat] = [str(c) for c in cards]
         pts = self.deck.points_of(cards)
-        msgs = [f"{self.name(seat)}: {plural(pts, 'point')}"]
+        msgs = [self.name(seat) + ": " + plural(pts, "point")]
         if not self.to_enter():
             msgs.extend(self._score_round())
         return msgs
@@ -837,7 +837,7 @@ class Referee:
         width = max(len(p) for p in self.players)
         for s in order:
             out = "" if self.active[s] else "  " + _("(out)")
-            lines.append(f"  {self.name(s):<{width}}  {self.scores[s]:>4}{out}")
+            lines.append(f"  {self.name(s):<{width}}  {self.scores[s]:>4}" + out)
         return lines
 
     def status(self) -> list[str]:
@@ -1036,7 +1036,7 @@ class Referee:
             raise RuleError(self._reworded(exc)) from None
 
     def _reworded(self, exc: RuleError) -> str:
-        text = self.named(str(exc))
+        text = self.named(message_of(exc))
 
         top = self.round.top if self.round is not None else None
         if top is not None and isinstance(exc, NoMatch):
@@ -1144,7 +1144,7 @@ class Referee:
                     player=self.name(due.seat), choices=self._answer_hint()
                 )
             ]
-        reason = f" ({why})" if why else ""
+        reason = " (" + why + ")" if why else ""
         if due.face is None:
             reason = " (UNO)"
         return [self._owes_phrase(self.name(due.seat), due.kind, due.n) + reason]

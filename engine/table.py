@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.cards import COLORS, Card, parse_card
@@ -54,7 +54,7 @@ from engine.referee import (
 from engine.rules import parse_option
 from engine.words import colour_name
 from firmware.jam import JamParams
-from i18n import N_, _
+from i18n import N_, _, message_of
 from wire.text import news
 
 # Fire reasons that mean "nothing was pressed": the press never reached the mechanism. A press
@@ -160,6 +160,7 @@ class TableSession:
         self.last_event: dict[str, Any] = dict(last_event or {})
         self.asking: Question | None = None  # the question the next line answers
         self.refused_lines = 0  # lines refused (a piped session exits 1 if any)
+        self.refusal: str | None = None  # why the last refused line was refused
         self.box_locked: bool | None = None
         self.box_aim: int | None = None
         # The box's hopper after the last fire event, and who that press was for: a lower
@@ -198,48 +199,46 @@ class TableSession:
 
     # -- output -----------------------------------------------------------------------------
     def say(self, *lines: str) -> None:
-        """Print lines to the table (above the prompt, on a terminal where one is typed at)."""
+        """Print lines to the table (above the prompt, on a terminal where one is typed at).
+        An `out` with a `keep` method is handed the lines themselves (`i18n.Phrase`s: the web
+        page says each again in its reader's language)."""
         if self.console is not None:
             self.console.show(list(lines), self.prompt())
             return
+        keep = getattr(self.out, "keep", None)
         for line in lines:
-            print(line, file=self.out, flush=True)
+            if keep is not None:
+                keep(line)
+            else:
+                print(line, file=self.out, flush=True)
 
     def prompt(self) -> str:
         """The prompt for the next typed line."""
+        return self.next_step() + "> "
+
+    def next_step(self) -> str:
+        """What happens next, in words: the prompt without its `> `."""
         ref = self.ref
         if self.asking:
-            return f"{self.asking.text}> "
+            return self.asking.text
         where = "[" + _("round {round}").format(round=ref.round_no) + "] "
         if ref.phase == "deal":
-            return (
-                where
-                + _("{dealer} deals: card turned up").format(dealer=ref.name(ref.dealer))
-                + "> "
-            )
+            return where + _("{dealer} deals: card turned up").format(dealer=ref.name(ref.dealer))
         if ref.phase == "score":
             seat = ref.to_enter()[0]
-            return (
-                where
-                + _("cards left in {player}'s hand ({count})").format(
-                    player=ref.name(seat), count=ref.hand[seat]
-                )
-                + "> "
+            return where + _("cards left in {player}'s hand ({count})").format(
+                player=ref.name(seat), count=ref.hand[seat]
             )
         if ref.phase == "over":
-            return "[" + _("game over") + "] " + _("status, scores or quit") + "> "
+            return "[" + _("game over") + "] " + _("status, scores or quit")
         hitter = ref.hitter()
-        if hitter is not None and ref.classic:
-            return where + f"{ref.name(hitter)}: {ref.owed()}> "
+        if hitter is not None and (
+            ref.classic or (ref.round is not None and ref.round.answerable())
+        ):
+            return where + ref.name(hitter) + ": " + ref.owed()
         if hitter is not None:
-            if ref.round is not None and ref.round.answerable():
-                return where + f"{ref.name(hitter)}: {ref.owed()}> "
-            return (
-                where
-                + _("{player}: {owed}, press the button").format(
-                    player=ref.name(hitter), owed=ref.owed()
-                )
-                + "> "
+            return where + _("{player}: {owed}, press the button").format(
+                player=ref.name(hitter), owed=ref.owed()
             )
         if ref.bonus:
             said = _("{player} ({count}) on {card} {colour} (one more card or pass)")
@@ -247,15 +246,11 @@ class TableSession:
             said = _("{player} ({count}) on {card} {colour} (play what came, or pass)")
         else:
             said = _("{player} ({count}) on {card} {colour}")
-        return (
-            where
-            + said.format(
-                player=ref.name(ref.turn),
-                count=ref.hand[ref.turn],
-                card=ref.top,
-                colour=colour_name(ref.color),
-            )
-            + "> "
+        return where + said.format(
+            player=ref.name(ref.turn),
+            count=ref.hand[ref.turn],
+            card=ref.top,
+            colour=colour_name(ref.color),
         )
 
     def view(self) -> dict[str, Any]:
@@ -278,7 +273,7 @@ class TableSession:
                     "aim": self.box_aim,
                 }
             data.update(
-                prompt=self.prompt().rstrip().removesuffix(">").rstrip(),
+                prompt=self.next_step(),
                 button=button,
                 dispensing=dict(self.dispensing) if self.dispensing else None,
                 undo=max(0, len(self.history) - self.undo_floor),
@@ -313,7 +308,7 @@ class TableSession:
             except UnoError as exc:
                 if asked is not None and self.asking is None:
                     self.asking = asked  # the answer did not do: ask the same question again
-                self._refuse(str(exc))
+                self._refuse(message_of(exc))
                 return True
             if msgs is None:  # a command that changed nothing
                 return text.split()[0].lower() != "press"
@@ -352,7 +347,8 @@ class TableSession:
 
     def _refuse(self, message: str) -> None:
         self.refused_lines += 1
-        self.say(f"! {message}")
+        self.refusal = message
+        self.say("! " + message)
 
     def _remember(self, before: dict[str, Any], *, by_box: bool = False) -> None:
         """Keep `before` as an undo step; a box's step (with a box) cannot be undone."""
@@ -380,7 +376,7 @@ class TableSession:
         hint = _(_ASK_HINT[kind])
         if kind == "target":
             hint += f": {', '.join(self.ref.players)}"
-        return f"`{text}`: {hint}"
+        return "`" + text + "`: " + hint
 
     def _dispatch(self, text: str) -> list[str] | None:
         ref = self.ref
@@ -468,7 +464,7 @@ class TableSession:
                 _("undo would dispense cards again: correct the counts with `hand NAME N`")
             )
         self.ref = Referee.from_dict(self.history.pop())
-        return [_("undone: {state}").format(state=self.prompt().rstrip("> "))]
+        return [_("undone: {state}").format(state=self.next_step())]
 
     def _fired(self, args: list[str]) -> list[str]:
         ref = self.ref
@@ -797,7 +793,7 @@ class TableSession:
                     )
                 )
             elif kind == "fault":
-                self.say(str(news(event)))
+                self.say(cast(str, news(event)))  # a fault is always news (a Phrase, kept one)
             elif kind == "stray":
                 shown = self._on_stray(event)
             else:
@@ -967,7 +963,7 @@ class TableSession:
                     _(
                         "box: no answer to the dispense of {cards} ({error}); they count when the "
                         "box reports them; if the launcher never fired, type `resend`"
-                    ).format(cards=plural(cards, "card"), error=exc)
+                    ).format(cards=plural(cards, "card"), error=message_of(exc))
                 )
                 return
             # The box answered no: it dispensed nothing.
@@ -976,7 +972,7 @@ class TableSession:
             self.save()
             self.say(
                 _("box: cannot dispense {cards}: {error}; `clear` retries").format(
-                    cards=plural(cards, "card"), error=exc
+                    cards=plural(cards, "card"), error=message_of(exc)
                 )
             )
             return
@@ -1025,7 +1021,7 @@ class TableSession:
                     else:
                         self.say(
                             _("box: cannot aim at {player}: {error}").format(
-                                player=self.ref.name(seat), error=exc
+                                player=self.ref.name(seat), error=message_of(exc)
                             )
                         )
                         self.box_aim = seat
@@ -1033,7 +1029,7 @@ class TableSession:
                 self.box.unlock()
                 self.box_locked = False
         except UnoError as exc:
-            self.say(_("box: {error}").format(error=exc))
+            self.say(_("box: {error}").format(error=message_of(exc)))
 
     def save(self, *, force: bool = False) -> None:
         """Write the state file atomically (temp file, fsync, rename) when anything in it but
@@ -1088,7 +1084,9 @@ class TableSession:
                     )
                 )
             except UnoError as exc:
-                lines.append(_("box: could not lock the button: {error}").format(error=exc))
+                lines.append(
+                    _("box: could not lock the button: {error}").format(error=message_of(exc))
+                )
         if self.state_path is not None:
             lines.append(
                 _("game saved in {path}; run the same command again to resume").format(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from i18n import N_, Nn_, _, current, ngettext, number
+from i18n import N_, Nn_, _, current, ngettext, number, worded
 
 __all__ = [
     "card_name",
@@ -84,6 +84,7 @@ def card_name(card: object) -> str:
     return _("{colour} {face}").format(colour=colour_name(color), face=face)
 
 
+@worded
 def shown(*cards: object) -> str:
     """Cards as the table shows them: the notation people type, and in a language other than
     English (whose names the notation abbreviates) the names beside it: `RH2 (Hit 2 สีแดง)`."""

@@ -12,16 +12,21 @@ package). Machine output (``--json``, the wire protocol, log keys) never does.
   languages at once (the web page, one per request).
 - `Text` is a message not yet in any language (its template and arguments): the box keeps its
   errors that way (English on the wire, `str`), and a reader shows it in theirs (`render`).
+- `Phrase` is what `_`, `ngettext`, `number` and `percent` return: a `str` in the language in
+  use that remembers how it was made, so `say_in(lang, value)` says it again in another (the
+  web page: one table, each browser in its own language).
 
 Both `launcher` and `unoattack` use it, so it imports neither `engine` nor `firmware`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import gettext
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,7 @@ __all__ = [
     "Language",
     "LanguageError",
     "Nn_",
+    "Phrase",
     "Text",
     "_",
     "choose",
@@ -43,12 +49,18 @@ __all__ = [
     "from_environment",
     "in_reader_language",
     "language",
+    "lines_of",
+    "message_of",
     "ngettext",
     "normalize",
     "number",
     "percent",
+    "reworded",
+    "say_in",
+    "speaking",
     "take_lang",
     "use",
+    "worded",
 ]
 
 DOMAIN = "unoattack"
@@ -202,6 +214,11 @@ def language(code: str) -> Language:
 
 
 _current: Language | None = None
+# The language one piece of code speaks for a while (`speaking`): a web page's, while its copy
+# of a message is made. Per thread and task, so the others still speak `_current`.
+_speaking: contextvars.ContextVar[Language | None] = contextvars.ContextVar(
+    "i18n_speaking", default=None
+)
 
 # argparse's own headings in --help. argparse looks its `_` up in its module each time it builds
 # a parser or a usage line, so it is pointed at ours (for these words only: its error texts are
@@ -235,8 +252,23 @@ def use(code: str) -> Language:
 
 
 def current() -> Language:
-    """The language in use (English until `use` or `choose` says otherwise)."""
+    """The language in use: the one `speaking` names here, else the one `use` chose (English
+    until `use` or `choose` says otherwise)."""
+    lang = _speaking.get()
+    if lang is not None:
+        return lang
     return _current if _current is not None else language("en")
+
+
+@contextlib.contextmanager
+def speaking(lang: Language) -> Iterator[Language]:
+    """Speak `lang` in this thread (or task) inside the block; the rest of the program keeps
+    the language `use` chose."""
+    token = _speaking.set(lang)
+    try:
+        yield lang
+    finally:
+        _speaking.reset(token)
 
 
 def choose(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:
@@ -270,11 +302,12 @@ class Text:
         """The message in `lang` (the language in use if None); the English one when the
         translation does not format with these arguments (a template from a newer box)."""
         lang = lang or current()
-        args = {k: v.render(lang) if isinstance(v, Text) else v for k, v in self.args.items()}
-        try:
-            return lang.gettext(self.template).format(**args)
-        except (KeyError, IndexError, ValueError):
-            return str(self)
+        with speaking(lang):
+            args = {k: _again(v) for k, v in self.args.items()}
+            try:
+                return str.__str__(lang.gettext(self.template).format(**args))
+            except (KeyError, IndexError, ValueError):
+                return str(self)
 
     def to_wire(self) -> dict[str, Any]:
         """``{"template": ..., "args": {...}}`` (a `Text` argument nested the same way):
@@ -317,6 +350,139 @@ class Text:
     __hash__ = None  # type: ignore[assignment]
 
 
+class Phrase(str):
+    """A message as the language in use says it (it is that `str`), which remembers how it
+    was made: `render(lang)` makes it again in `lang`. `_`, `ngettext`, `number` and `percent`
+    return one, and `format`, `join` and `+` keep it one (their other parts are said again
+    too), so a line built from them, as the referee builds its lines, can be said in every
+    language. An f-string, `%` or slicing gives a plain `str`: one language only."""
+
+    def __new__(cls, value: str, remake: Callable[[], str]) -> Phrase:
+        phrase = super().__new__(cls, value)
+        phrase._remake = remake
+        return phrase
+
+    _remake: Callable[[], str]
+
+    def render(self, lang: Language | None = None) -> str:
+        """This message in `lang` (the language in use if None), a plain `str`."""
+        with speaking(lang or current()):
+            return str.__str__(self._remake())
+
+    def format(self, *args: Any, **kwargs: Any) -> Phrase:  # type: ignore[override]
+        """`str.format`, kept a `Phrase`: said again, the template and every argument are."""
+        value = str.format(self, *args, **kwargs)
+        return Phrase(
+            value,
+            lambda: str.format(
+                self._remake(),
+                *(_again(a) for a in args),
+                **{k: _again(v) for k, v in kwargs.items()},
+            ),
+        )
+
+    def join(self, parts: Iterable[str]) -> Phrase:  # type: ignore[override]
+        """`str.join`, kept a `Phrase` (the separator and the parts said again)."""
+        items = list(parts)
+        return Phrase(
+            str.join(self, items), lambda: str.join(self._remake(), [_again(p) for p in items])
+        )
+
+    def __add__(self, other: str) -> Phrase:  # type: ignore[override]
+        return Phrase(str.__add__(self, other), lambda: self._remake() + _again(other))
+
+    def __radd__(self, other: str) -> Phrase:
+        return Phrase(str.__add__(other, self), lambda: _again(other) + self._remake())
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __copy__(self) -> Phrase:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Phrase:
+        return self  # as immutable as the str it is
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a pickle is the plain text
+        return (str, (str.__str__(self),))
+
+
+def worded(make: Callable[..., str]) -> Callable[..., str]:
+    """Decorate a function whose text depends on the language in use (and is not built from
+    `Phrase`s alone: an f-string, a test of `current()`): what it returns is a `Phrase` that
+    calls it again, with the same arguments, to be said in another language."""
+
+    @functools.wraps(make)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        return Phrase(make(*args, **kwargs), lambda: make(*args, **kwargs))
+
+    return wrapper
+
+
+def _again(value: Any) -> Any:
+    """`value` said again in the language in use: a `Phrase` or a `Text` remade, anything
+    else as it is (a card formats itself in the language in use)."""
+    if isinstance(value, Phrase):
+        return value._remake()
+    if isinstance(value, Text):
+        return value.render()
+    return value
+
+
+def reworded(text: str, change: Callable[[str], str]) -> str:
+    """`change(text)`, and a `Phrase` when `text` is one: said again, `text` is said again and
+    changed the same way (a regular expression's `sub`, a slice, a line of it)."""
+    if not isinstance(text, Phrase):
+        return change(text)
+    return Phrase(change(text), lambda: change(text._remake()))
+
+
+def lines_of(text: str) -> list[str]:
+    """The lines of `text`, each a `Phrase` when `text` is one (said again: the same line of
+    the text in that language, or nothing when that language has fewer lines)."""
+    if "\n" not in text:
+        return [text]
+
+    def nth(i: int) -> Callable[[str], str]:
+        def line(said: str) -> str:
+            lines = said.split("\n")
+            return lines[i] if i < len(lines) else ""
+
+        return line
+
+    return [reworded(text, nth(i)) for i in range(text.count("\n") + 1)]
+
+
+def say_in(lang: Language, value: Any) -> Any:
+    """`value` with every `Phrase` and `Text` in it (in lists, tuples and the values of dicts)
+    said in `lang`: plain data, ready for JSON."""
+    with speaking(lang):
+        return _said(value)
+
+
+def _said(value: Any) -> Any:
+    if isinstance(value, str):
+        return str.__str__(value._remake()) if isinstance(value, Phrase) else value
+    if isinstance(value, dict):
+        return {k: _said(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_said(v) for v in value]
+    if isinstance(value, Text):
+        return value.render()
+    return value
+
+
+def message_of(exc: BaseException) -> str:
+    """An error's message, as a `Phrase` when it was made of one (or keeps a `Text` as
+    ``exc.text``): ``str(exc)`` would be its text in one language only."""
+    text = getattr(exc, "text", None)
+    if isinstance(text, Text):
+        return Phrase(text.render(), text.render)
+    if len(exc.args) == 1 and isinstance(exc.args[0], Phrase):
+        return exc.args[0]
+    return str(exc)
+
+
 def in_reader_language(exc: BaseException) -> str:
     """An error's one line in the language in use: its `Text` (an error that keeps one as
     ``exc.text``, such as the jam model's) rendered, else ``str(exc)``."""
@@ -324,21 +490,37 @@ def in_reader_language(exc: BaseException) -> str:
     return text.render() if isinstance(text, Text) else str(exc)
 
 
-def _(message: str) -> str:
-    """`message` in the language in use."""
-    return current().gettext(message)
+def _(message: str) -> Phrase:
+    """`message` in the language in use (a `Phrase`: it can be said again in another)."""
+
+    def remake() -> str:
+        return current().gettext(message)
+
+    return Phrase(remake(), remake)
 
 
-def ngettext(singular: str, plural: str, n: int) -> str:
+def ngettext(singular: str, plural: str, n: int) -> Phrase:
     """The form of `singular`/`plural` the language in use takes for `n`."""
-    return current().ngettext(singular, plural, n)
+
+    def remake() -> str:
+        return current().ngettext(singular, plural, n)
+
+    return Phrase(remake(), remake)
 
 
-def number(value: float, decimals: int | None = None) -> str:
+def number(value: float, decimals: int | None = None) -> Phrase:
     """`value` written the way the language in use writes numbers."""
-    return current().number(value, decimals)
+
+    def remake() -> str:
+        return current().number(value, decimals)
+
+    return Phrase(remake(), remake)
 
 
-def percent(share: float, decimals: int = 1) -> str:
+def percent(share: float, decimals: int = 1) -> Phrase:
     """`share` (0.46) as a percentage the way the language in use writes one."""
-    return current().percent(share, decimals)
+
+    def remake() -> str:
+        return current().percent(share, decimals)
+
+    return Phrase(remake(), remake)

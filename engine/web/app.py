@@ -31,7 +31,7 @@ from typing import Any
 from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
@@ -42,12 +42,23 @@ from engine.web.hub import Hub, Subscriber, encode
 from engine.web.table_service import MAX_LINE, TableService
 from engine.web.words import COOKIE as LANG_COOKIE
 from engine.web.words import language_for, script
-from i18n import language
+from i18n import language, say_in
 
 __all__ = ["MAX_BODY", "MAX_FRAME", "STATIC", "check_request", "create_app"]
 
 
 @functools.cache
+def reader_language(conn: HTTPConnection) -> str:
+    """The language of the page behind a request or a WebSocket: `?lang=`, else the picker's
+    cookie, else its Accept-Language, else English (engine/web/words.py `language_for`). The
+    page's own words and the referee's come out in it."""
+    return language_for(
+        conn.query_params.get("lang"),
+        conn.cookies.get(LANG_COOKIE),
+        conn.headers.get("accept-language"),
+    )
+
+
 def _text_script(code: str) -> str:
     return script(language(code))
 
@@ -210,8 +221,10 @@ class WebApp:
         self.epoch = secrets.token_hex(6)  # this server run: update numbers start again
 
     # -- requests shared by HTTP and the WebSocket ------------------------------------------
-    async def perform(self, kind: str, data: dict[str, Any], token: object) -> tuple[int, dict]:
-        """Carry out one checked request; (HTTP status, reply)."""
+    async def perform(
+        self, kind: str, data: dict[str, Any], token: object, lang: str = "en"
+    ) -> tuple[int, dict]:
+        """Carry out one checked request; (HTTP status, reply in `lang`)."""
         if kind == "ping":
             return 200, {"ok": True, "seq": self.hub.seq}
         if not self.auth.valid(token):
@@ -223,7 +236,7 @@ class WebApp:
             outcome = await to_thread.run_sync(self.service.act, data["line"])
         else:
             outcome = await to_thread.run_sync(self.service.box_op, data["op"], data.get("params"))
-        reply = outcome.to_dict()
+        reply = say_in(language(lang), outcome.to_dict())
         return (200 if outcome.ok or outcome.ask else 422), reply
 
     async def _request(self, request: Request, kind: str) -> Response:
@@ -231,7 +244,9 @@ class WebApp:
         problem = check_request(kind, data)
         if problem is not None:
             return JSONResponse({"ok": False, "error": problem}, 400)
-        status, reply = await self.perform(kind, data, request.cookies.get(COOKIE))
+        status, reply = await self.perform(
+            kind, data, request.cookies.get(COOKIE), reader_language(request)
+        )
         return JSONResponse(reply, status)
 
     # -- HTTP -------------------------------------------------------------------------------
@@ -241,11 +256,7 @@ class WebApp:
     async def text(self, request: Request) -> Response:
         """The page's words in the browser's language (`?lang=`, the picker's cookie, or
         Accept-Language): engine/web/words.py from the catalogs."""
-        code = language_for(
-            request.query_params.get("lang"),
-            request.cookies.get(LANG_COOKIE),
-            request.headers.get("accept-language"),
-        )
+        code = reader_language(request)
         return Response(
             _text_script(code),
             media_type="text/javascript; charset=utf-8",
@@ -257,7 +268,7 @@ class WebApp:
         )
 
     async def state(self, request: Request) -> Response:
-        latest = self.hub.latest()
+        latest = self.hub.latest(reader_language(request))
         if latest is None:
             return JSONResponse({"ok": False, "error": "the table is starting"}, 503)
         return Response(latest, media_type="application/json")
@@ -300,6 +311,7 @@ class WebApp:
         raw = ws.query_params.get("since", "")
         if raw.isdigit() and ws.query_params.get("epoch") == self.epoch:
             since = int(raw)
+        lang = reader_language(ws)
         await ws.accept()
         await ws.send_text(
             encode(
@@ -309,20 +321,21 @@ class WebApp:
                     "epoch": self.epoch,
                     "role": "player" if self.auth.valid(token) else "watcher",
                     "seq": self.hub.seq,
-                    "table": self.service.static(),
-                    "recent": self.hub.recent(),
+                    "lang": lang,
+                    "table": say_in(language(lang), self.service.static()),
+                    "recent": self.hub.recent(lang),
                     "limits": {"frame": MAX_FRAME, "line": MAX_LINE},
                 }
             )
         )
-        sub = self.hub.subscribe(since)
+        sub = self.hub.subscribe(since, lang)
         sender = asyncio.create_task(self._send(ws, sub))
         try:
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                reply = await self._on_message(message, token)
+                reply = await self._on_message(message, token, lang)
                 sub.put(encode(reply))
         except WebSocketDisconnect:
             pass
@@ -340,7 +353,9 @@ class WebApp:
                 return
             await ws.send_text(text)
 
-    async def _on_message(self, message: dict[str, Any], token: object) -> dict[str, Any]:
+    async def _on_message(
+        self, message: dict[str, Any], token: object, lang: str
+    ) -> dict[str, Any]:
         text = message.get("text")
         if text is None:
             return {"type": "error", "error": "send text frames of JSON, not binary"}
@@ -358,7 +373,7 @@ class WebApp:
         ident = data.get("id") if isinstance(data.get("id"), int | str) else None
         if problem is not None:
             return {"type": "error", "id": ident, "error": problem}
-        _status, reply = await self.perform(str(kind), data, token)
+        _status, reply = await self.perform(str(kind), data, token, lang)
         return {"type": "reply", "id": ident, "for": kind, **reply}
 
 

@@ -31,6 +31,7 @@ from engine.referee import Referee
 from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
 from engine.web.box_panel import BoxPanel
 from engine.words import colour_name
+from i18n import lines_of
 
 __all__ = [
     "MAX_LINE",
@@ -106,11 +107,16 @@ class Outcome:
 
 
 class _Lines:
-    """A text stream that keeps what the session prints, line by line."""
+    """What the session says, line by line: the lines themselves (`keep`), each still an
+    `i18n.Phrase` that every page says again in its own language, and anything printed."""
 
     def __init__(self) -> None:
         self._lines: list[str] = []
         self._part = ""
+
+    def keep(self, line: str) -> None:
+        """One line the session says (a help text of several lines is kept as several)."""
+        self._lines.extend(lines_of(line))
 
     def write(self, text: str) -> int:
         parts = (self._part + text).split("\n")
@@ -219,11 +225,12 @@ class TableService:
         with self._lock:
             session = self.session
             before = self._fingerprint()
+            session.refusal = None
             session.handle_line(text)
             messages = self._out.take()
             question = session.question()
             session.forget_question()  # every page composes whole lines: never a half line
-            error = next((m[2:] for m in messages if m.startswith("! ")), None)
+            error = session.refusal
             if error is not None:
                 return Outcome(False, messages=[], error=error)
             if question is not None:

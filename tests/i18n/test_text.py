@@ -50,3 +50,43 @@ def test_a_box_error_carries_its_english_and_its_text_and_can_drop_the_text():
         "message": "the box is stopping",
     }
     assert protocol.without_text(protocol.reply_ok("c2")) == protocol.reply_ok("c2")
+
+
+def test_a_phrase_is_said_again_in_another_language_however_it_was_built() -> None:
+    import threading
+
+    from i18n import Phrase, _, current, language, lines_of, reworded, say_in, speaking, use, worded
+
+    use("en")
+    cy, th = language("cy"), language("th")
+    passes = _("{player} passes").format(player="Ann")
+    built = "! " + _(" or ").join([passes, "R5"]) + " ."
+    assert isinstance(built, Phrase) and built == "! Ann passes or R5 ."
+    assert (
+        built.render(cy)
+        == "! "
+        + cy.gettext(" or ").join([cy.gettext("{player} passes").format(player="Ann"), "R5"])
+        + " ."
+    )
+    assert (
+        reworded(passes, str.upper).render(th)
+        == th.gettext("{player} passes").format(player="Ann").upper()
+    )
+    assert [line.render(cy) for line in lines_of(_("red") + "\n" + _("blue"))] == [
+        cy.gettext("red"),
+        cy.gettext("blue"),
+    ]
+    code = worded(lambda: current().code)()  # text that is no catalog's, made again
+    assert say_in(th, {"a": [code, 3], "b": (passes,)}) == {
+        "a": ["th", 3],
+        "b": [th.gettext("{player} passes").format(player="Ann")],
+    }
+    # `speaking` is this thread's only: another thread still speaks the language in use
+    seen: list[str] = []
+    with speaking(th):
+        worker = threading.Thread(target=lambda: seen.append(_("red")))
+        worker.start()
+        worker.join(10)
+        assert _("red") == th.gettext("red")
+    assert seen == ["red"] and _("red") == "red"
+    assert type(str(passes)) is str and type(passes.render(cy)) is str

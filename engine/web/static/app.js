@@ -68,7 +68,8 @@
     clearTimeout(page.timer);
     page.timer = null;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const query = page.epoch ? `?since=${page.seq}&epoch=${page.epoch}` : "";
+    // The referee's words come in the page's language too (the server renders them per page).
+    const query = `?lang=${T.lang}` + (page.epoch ? `&since=${page.seq}&epoch=${page.epoch}` : "");
     const ws = new WebSocket(`${proto}//${location.host}/ws${query}`);
     page.ws = ws;
     ws.onopen = () => { page.retry = 500; setConn(true); };

@@ -1,6 +1,7 @@
 """The page in each language, in a real browser at a phone's width: its own words follow the
-browser's Accept-Language (or the picker), the referee's come from `unoattack serve --lang`, the
-cards show their names beside the notation, and nothing is wider than a 360 px screen. One
+browser's Accept-Language (or the picker), and so do the referee's (whatever `serve --lang`
+says); the cards show their names beside the notation, and nothing is wider than a 360 px
+screen. Two browsers in two languages at one table each read the referee in their own. One
 screenshot per language (docs/images/web-<lang>.png with `make screenshots`)."""
 
 from __future__ import annotations
@@ -103,3 +104,52 @@ def test_the_picker_changes_the_pages_language(serve: Callable[..., Served], bro
     expect(page.locator("#join-open")).to_have_text("Ymuno")
     assert page.evaluate(OVERFLOW) == []
     page.context.close()
+
+
+def referee_says(code: str, lines: list[str]) -> tuple[list[str], str | None, list[str]]:
+    """What the referee says to `lines` when it runs in `code` (the terminal's words): every
+    line said, the last refusal, and who owes what after them."""
+    from engine.referee import Referee
+    from engine.table import TableSession
+    from engine.web.table_service import _Lines
+
+    try:
+        i18n.use(code)
+        out = _Lines()
+        session = TableSession(Referee(["Ann", "Bob", "Cat"], deck="attack"), out=out)  # type: ignore[arg-type]
+        said: list[str] = []
+        for line in lines:
+            session.handle_line(line)
+            said += map(str, out.take())
+        owes = [str(line) for line in session.view()["owes"]]
+        return said, None if session.refusal is None else str(session.refusal), owes
+    finally:
+        i18n.use("en")
+
+
+def test_two_players_read_the_referee_each_in_their_own_language(
+    serve: Callable[..., Served], browser: Any
+) -> None:
+    # The server speaks Romanian; the two browsers ask for Thai and Welsh.
+    served = serve("--lang", "ro", "serve", "--port", "none", "--players", "Ann,Bob,Cat")
+    thai, welsh = (open_page(browser, served.url, code) for code in ("th", "cy"))
+    join(thai, served.code)
+    join(welsh, served.code)
+    tap(thai, "#picker [data-card='R5']")
+    tap(thai, "#picker [data-card='RH2']")  # Bob: Cat must hit twice
+    tap(welsh, "#picker [data-card='B7']", changes=False)  # refused: Cat must hit first
+    for page, code in ((thai, "th"), (welsh, "cy")):
+        said, refusal, owes = referee_says(code, ["R5", "RH2", "B7"])
+        page.wait_for_function("n => unoattack.seq >= n", arg=3)
+        expect(page.locator("#owes li")).to_have_text(owes)
+        expect(page.locator("#messages li").first).to_have_text(said[-2])  # the hits owed
+        assert said[-1] == "! " + refusal  # (refused: only the Welsh page asked)
+        if page is welsh:
+            expect(page.locator("#reply")).to_have_text(refusal)
+        assert page.evaluate(OVERFLOW) == []
+    assert (
+        thai.locator("#owes li").first.text_content()
+        != welsh.locator("#owes li").first.text_content()
+    )
+    for page in (thai, welsh):
+        page.context.close()
