@@ -42,7 +42,7 @@ from engine.web.hub import Hub, Subscriber, encode
 from engine.web.table_service import MAX_LINE, TableService
 from engine.web.words import COOKIE as LANG_COOKIE
 from engine.web.words import language_for, script
-from i18n import language, say_in
+from i18n import _, language, say_in
 
 __all__ = ["MAX_BODY", "MAX_FRAME", "STATIC", "check_request", "create_app"]
 
@@ -161,9 +161,12 @@ class Guard:
         status, problem = 0, None
         if not host_allowed(host, self.allowed_hosts):
             status = 400
-            problem = (
-                f"this server does not answer to host {host!r}: open the address "
-                "`unoattack serve` printed (or start it with --allow-host)"
+            problem = say_in(
+                language(language_for(None, None, headers.get("accept-language"))),
+                _(
+                    "this server does not answer to host {host}: open the address "
+                    "`unoattack serve` printed (or start it with --allow-host)"
+                ).format(host=repr(host)),
             )
         elif kind == "websocket" or scope["method"] not in SAFE_METHODS:
             status, problem = 403, cross_site(headers, scope.get("scheme", "http"))
@@ -230,7 +233,9 @@ class WebApp:
         if not self.auth.valid(token):
             return 401, {
                 "ok": False,
-                "error": "watching only: enter the join code to change the game",
+                "error": say_in(
+                    language(lang), _("watching only: enter the join code to change the game")
+                ),
             }
         if kind == "act":
             outcome = await to_thread.run_sync(self.service.act, data["line"])
@@ -270,7 +275,8 @@ class WebApp:
     async def state(self, request: Request) -> Response:
         latest = self.hub.latest(reader_language(request))
         if latest is None:
-            return JSONResponse({"ok": False, "error": "the table is starting"}, 503)
+            problem = say_in(language(reader_language(request)), _("the table is starting"))
+            return JSONResponse({"ok": False, "error": problem}, 503)
         return Response(latest, media_type="application/json")
 
     async def join(self, request: Request) -> Response:
@@ -279,9 +285,11 @@ class WebApp:
             extra = sorted(set(data) - {"code"})[0]
             return JSONResponse({"ok": False, "error": f"unknown field `{extra}`: send code"}, 400)
         client = request.client.host if request.client else "?"
+        held = self.auth.throttle.wait(client) > 0  # too many wrong codes: 429, not 403
         token, problem, wait = self.auth.join(client, data.get("code"))
         if token is None:
-            status = 429 if problem and problem.startswith("too many") else 403
+            problem = say_in(language(reader_language(request)), problem)
+            status = 429 if held else 403
             if not isinstance(data.get("code"), str) or not data.get("code"):
                 status = 400
             headers = {"retry-after": str(max(1, round(wait)))} if wait else None

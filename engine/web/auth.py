@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
+from i18n import _
+
 __all__ = [
     "COOKIE",
     "Auth",
@@ -47,7 +49,7 @@ def new_code(digits: int = CODE_DIGITS) -> str:
 def check_code(code: str) -> str | None:
     """Why `code` cannot be a join code given on the command line, or None."""
     if not 4 <= len(code) <= 32 or not code.isascii() or not code.isalnum():
-        return f"join code `{code}`: 4 to 32 letters or digits"
+        return _("join code `{code}`: 4 to 32 letters or digits").format(code=code)
     return None
 
 
@@ -102,12 +104,13 @@ class Auth:
         """Try `code` for `client`: (token, None, 0) on success, else (None, reason, wait)."""
         wait = self.throttle.wait(client)
         if wait > 0:
-            return None, f"too many wrong join codes: try again in {wait:.0f} s", wait
+            problem = _("too many wrong join codes: try again in {n} s").format(n=round(wait))
+            return None, problem, wait
         if not isinstance(code, str) or not code:
-            return None, "code must be the join code printed by `unoattack serve` (a string)", 0
+            return None, _("code must be the join code printed by `unoattack serve` (a string)"), 0
         if not hmac.compare_digest(code.strip().encode(), self.code.encode()):
             wait = self.throttle.failed(client)
-            return None, f"wrong join code: try again in {wait:.0f} s", wait
+            return None, _("wrong join code: try again in {n} s").format(n=round(wait)), wait
         self.throttle.succeeded(client)
         token = secrets.token_urlsafe(24)
         self._sessions[token] = None

@@ -31,7 +31,7 @@ from engine.referee import Referee
 from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
 from engine.web.box_panel import BoxPanel
 from engine.words import colour_name
-from i18n import lines_of
+from i18n import N_, _, lines_of, message_of
 
 __all__ = [
     "MAX_LINE",
@@ -46,8 +46,9 @@ __all__ = [
 MAX_LINE = 200  # characters in one command line; the longest real one (a hand) is ~60
 # Lines that only make sense at the terminal prompt.
 TERMINAL_ONLY = {
-    "quit": "`quit` is for the terminal: the web game keeps running and is saved after every "
-    "action",
+    "quit": N_(
+        "`quit` is for the terminal: the web game keeps running and is saved after every action"
+    ),
 }
 # Commands that only print, for whoever asked: no update for the other pages.
 QUERIES = frozenset({"status", "scores", "help"})
@@ -64,15 +65,17 @@ def check_line(line: object) -> str | None:
     """Why `line` cannot be a command line at all (type, length, control characters, a
     terminal-only command), or None. What the words mean is the referee's business."""
     if not isinstance(line, str):
-        return f"line must be a string (a command line of `unoattack table`), not {_kind(line)}"
+        return _("line must be a string (a command line of `unoattack table`), not {kind}").format(
+            kind=_kind(line)
+        )
     if len(line) > MAX_LINE:
-        return f"line of {len(line)} characters: at most {MAX_LINE}"
+        return _("line of {n} characters: at most {most}").format(n=len(line), most=MAX_LINE)
     if any(not ch.isprintable() for ch in line):
-        return "line has control characters (a newline, a tab, ...): one command line per action"
+        return _("line has control characters (a newline, a tab, ...): one command line per action")
     if not line.strip():
-        return "empty line: type a card or a command (`help` lists them)"
+        return _("empty line: type a card or a command (`help` lists them)")
     head = line.split()[0].lower()
-    return TERMINAL_ONLY.get(head)
+    return _(TERMINAL_ONLY[head]) if head in TERMINAL_ONLY else None
 
 
 def _kind(value: object) -> str:
@@ -298,14 +301,14 @@ class TableService:
             status = self.box.status()
         except UnoError as exc:
             status = None
-            problem = str(exc)
+            problem = message_of(exc)
         with self._lock:
             before = self.panel.snapshot()
             if status is not None:
                 self.panel.on_status(status)
                 messages = []
             else:
-                messages = [f"box: no status: {problem}"]
+                messages = [_("box: no status: {problem}").format(problem=problem)]
             if messages or self.panel.snapshot() != before:
                 self._publish(messages, {"box": "status"})
 
@@ -315,13 +318,13 @@ class TableService:
         value against its own ranges; the config's safety limits cannot be changed)."""
         box = self.box
         if box is None:
-            return Outcome(False, error="no box connected (started with --port none)")
+            return Outcome(False, error=_("no box connected (started with --port none)"))
         if self.watch_only is not None and op not in ("status", "model"):
             return Outcome(False, error=self.watch_only)
         try:
             if op == "reset":
                 reply = box.reset()
-                messages = [f"box reset: {reply.get('state', 'done')}"]
+                messages = [_("box reset: {state}").format(state=reply.get("state", "done"))]
             elif op == "status":
                 messages = []
             elif op == "model":
@@ -330,11 +333,11 @@ class TableService:
             elif op == "model.set":
                 self.panel.on_model(box.model_set(**(params or {})))
                 changed = ", ".join(f"{k} {v}" for k, v in (params or {}).items())
-                messages = [f"box: jam model set: {changed}"]
+                messages = [_("box: jam model set: {changed}").format(changed=changed)]
             else:
-                return Outcome(False, error=f"unknown box control `{op}`")
+                return Outcome(False, error=_("unknown box control `{op}`").format(op=op))
         except UnoError as exc:
-            return Outcome(False, error=f"box: {exc}")
+            return Outcome(False, error=_("box: {problem}").format(problem=message_of(exc)))
         if messages:
             with self._lock:
                 self._publish(messages, {"box": op})
@@ -356,7 +359,10 @@ class TableService:
         except Exception as exc:  # the reader must never die silently
             with self._lock:
                 self.panel.lost(str(exc))
-                self._publish([f"box connection lost: {exc}"], {"box": "lost"})
+                self._publish(
+                    [_("box connection lost: {problem}").format(problem=message_of(exc))],
+                    {"box": "lost"},
+                )
         finally:
             stop.set()
 

@@ -12,9 +12,11 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+import i18n
 from engine.web.app import MAX_BODY, MAX_FRAME, STATIC, create_app
 from engine.web.auth import COOKIE, Auth
 from engine.web.hub import Hub
+from engine.web.table_service import TERMINAL_ONLY
 from engine.web.words import script as page_text
 from i18n import language
 from tests.engine.web.conftest import table_service
@@ -328,3 +330,32 @@ def test_a_watcher_can_watch_but_not_act(table: Any) -> None:
     with table.websocket_connect("/ws", headers=ORIGIN) as ws:
         assert ws.receive_json()["role"] == "watcher"
     assert snapshot(table) == before
+
+
+@pytest.mark.parametrize("code", [c for c in i18n.LANGUAGES if c != "en"])
+def test_a_page_reads_the_web_tables_own_refusals_in_its_language(table: Any, code: str) -> None:
+    # Not only the referee's lines: the web layer's own refusals (the join code, lines the web
+    # table cannot take, the box controls) follow the page's language too.
+    lang = i18n.language(code)
+
+    def start(msgid: str) -> str:
+        said = lang.gettext(msgid)
+        assert said != msgid, f"{code}: {msgid!r} is not translated"
+        return said.split("{")[0]
+
+    wrong = table.post(f"/api/join?lang={code}", json={"code": "000000"}, headers=ORIGIN)
+    assert wrong.json()["error"].startswith(start("wrong join code: try again in {n} s"))
+    watch = table.post(f"/api/act?lang={code}", json={"line": "R5"}, headers=ORIGIN)
+    assert watch.json()["error"] == lang.gettext(
+        "watching only: enter the join code to change the game"
+    )
+    table.clock.now += 1
+    join(table)
+    for line, msgid in [
+        ("quit", TERMINAL_ONLY["quit"]),
+        ("", "empty line: type a card or a command (`help` lists them)"),
+    ]:
+        reply = table.post(f"/api/act?lang={code}", json={"line": line}, headers=ORIGIN)
+        assert reply.json()["error"] == lang.gettext(msgid), line
+    box = table.post(f"/api/box?lang={code}", json={"op": "reset"}, headers=ORIGIN)
+    assert box.json()["error"] == lang.gettext("no box connected (started with --port none)")
