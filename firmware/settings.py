@@ -34,6 +34,7 @@ from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS
 from firmware.errors import CommandError
 from firmware.feature import Feature
 from firmware.jam import check_limit, from_mapping
+from i18n import Text
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -46,18 +47,18 @@ SUFFIX = ".settings.json"
 
 def _bool(value: object) -> bool:
     if not isinstance(value, bool):
-        raise ValueError("must be true or false")
+        raise ValueError(Text("must be true or false"))
     return value
 
 
 def _window(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WINDOW_MS:
-        raise ValueError(f"must be a whole number of ms from 0 to {MAX_WINDOW_MS}")
+        raise ValueError(Text("must be a whole number of ms from 0 to {most}", most=MAX_WINDOW_MS))
     return value
 
 
 def _curve(value: object) -> list[float]:
-    allowed = f"must be a list of 1 to {MAX_CURVE} numbers from 0 to 1"
+    allowed = Text("must be a list of 1 to {most} numbers from 0 to 1", most=MAX_CURVE)
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_CURVE:
         raise ValueError(allowed)
     out = []
@@ -86,15 +87,24 @@ PERSONALITY: dict[str, tuple[Callable[[object], Any], str]] = {
 def check_personality(values: Mapping[str, object]) -> dict[str, Any]:
     """Normalised personality ``values``; ``ValueError`` naming the first bad key."""
     if not isinstance(values, Mapping):
-        raise ValueError("settings must be a mapping of setting names to values")
+        raise ValueError(Text("settings must be a mapping of setting names to values"))
     out: dict[str, Any] = {}
     for key, value in values.items():
         if key not in PERSONALITY:
-            raise ValueError(f"unknown setting {key!r}; known: {', '.join(PERSONALITY)}")
+            raise ValueError(
+                Text(
+                    "unknown setting {key}; known: {known}",
+                    key=repr(key),
+                    known=", ".join(PERSONALITY),
+                )
+            )
         try:
             out[key] = PERSONALITY[key][0](value)
         except ValueError as exc:
-            raise ValueError(f"{key} {exc}, got {json.dumps(value)[:40]}") from None
+            rule = exc.args[0] if exc.args and isinstance(exc.args[0], Text) else str(exc)
+            raise ValueError(
+                Text("{key} {rule}, got {value}", key=key, rule=rule, value=json.dumps(value)[:40])
+            ) from None
     return out
 
 
@@ -286,12 +296,16 @@ class Settings(Feature):
         values = args.get("settings")
         if not isinstance(values, dict) or not values:
             raise CommandError(
-                "BAD_ARG", f"settings.set needs settings: a mapping of {', '.join(PERSONALITY)}"
+                "BAD_ARG",
+                Text(
+                    "settings.set needs settings: a mapping of {keys}", keys=", ".join(PERSONALITY)
+                ),
             )
         try:
             check_personality(values)
         except ValueError as exc:
-            raise CommandError("BAD_ARG", str(exc)) from None
+            why = exc.args[0] if exc.args and isinstance(exc.args[0], Text) else str(exc)
+            raise CommandError("BAD_ARG", why) from None
         self._save(lambda: self.store.set_personality(values))
         self.box.light.refresh()  # a light switched off goes dark now
         return self._reply()

@@ -81,6 +81,23 @@ def test_personality_values_are_checked(values: dict, needle: str) -> None:
         check_personality(values)
 
 
+@pytest.mark.parametrize("code", ["th", "zh_Hant", "ro", "cy"])
+def test_a_refused_setting_reads_in_the_readers_language(code: str) -> None:
+    # settings.set refusals travel as a Text (wire/errors: English message plus template), so
+    # `launcher send` can say them in the reader's language.
+    from i18n import Text, language
+
+    lang = language(code)
+    with pytest.raises(ValueError) as caught:
+        check_personality({"attenuation.window_ms": -5})
+    text = caught.value.args[0]
+    assert isinstance(text, Text)
+    said = text.render(lang)
+    assert str(text) == "attenuation.window_ms must be a whole number of ms from 0 to 10000, got -5"
+    rule = lang.gettext("must be a whole number of ms from 0 to {most}").split("{")[0]
+    assert rule.strip() and rule in said and "attenuation.window_ms" in said
+
+
 # --------------------------------------------------------------------------- on the daemon
 
 
