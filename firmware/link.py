@@ -497,8 +497,9 @@ class Link:
     def _hello(self, cmd_id: str, args: dict) -> None:
         """Handshake: adopt the host's position when it is on our stream and replay after it.
 
-        The reply is queued in the same step as the window is reset, so every event of the
-        replay goes out after it."""
+        The reply is queued in the same step as the window is reset (a new epoch), and a writer
+        step sends events only in the epoch its replies were flushed in, so every event of the
+        replay goes out after the reply."""
         stream = args.get("stream")
         seq = args.get("seq", 0)
         journal = self._journal
@@ -614,11 +615,12 @@ class Link:
             if port is None or not (self._out or self._events_due()):
                 self._wake.wait(self._wait_time())
                 return
+            epoch = self._epoch  # the window this step's replies were queued in
         if not self._flush_replies(port) or self._stop.is_set():
             # a reply the port did not take goes first next step: no event may overtake it
             # (the replay of a hello must follow its reply)
             return
-        self._send_events(port)
+        self._send_events(port, epoch)
 
     def _events_due(self) -> bool:
         """Called with the lock held: is there an event to send or a resend timer run out?"""
@@ -676,9 +678,15 @@ class Link:
                     self._queued.discard(old_id)
                 self._counters["replies_dropped"] += 1
 
-    def _send_events(self, port: _Port) -> None:
+    def _send_events(self, port: _Port, step_epoch: int | None = None) -> None:
+        """Send what the window allows; nothing when the window moved since ``step_epoch`` (the
+        epoch the calling step flushed its replies in; None: now)."""
         now = self._clock()
         with self._lock:
+            if step_epoch is not None and self._epoch != step_epoch:
+                # a hello (or nak) moved the window after this step flushed its replies: its
+                # reply is queued, not sent, and its replay must come after it. Next step.
+                return
             if self._deadline is not None and now >= self._deadline:
                 # nothing acked in time: go back to the oldest unacked event, wait longer next time
                 if self._next - 1 > self._host_has:

@@ -657,3 +657,33 @@ def test_a_hello_reply_the_port_did_not_take_still_goes_before_its_replay():
         link._write_step()
     kinds = [(m["type"], m.get("id") or m.get("seq")) for m in port.lines]
     assert kinds == [("reply", "h"), ("event", 2), ("event", 3)]
+
+
+def test_a_hello_landing_while_the_writer_is_mid_step_still_has_its_reply_first():
+    # The reader thread's hello lands after the writer flushed this step's (empty) replies and
+    # before it sends events: injected at exactly that point, with the writer stepped by hand.
+    journal = MemoryJournal()
+    daemon = FakeDaemon(journal)
+    for press_id in (1, 2, 3):
+        daemon.emit("press", {"press_id": press_id, "source": "button"})
+    link = Link("pty", daemon, journal, clock=FakeClock())
+    port = _FlakyPort(fail=0)
+    link._port = port
+    link._hello("h1", {"stream": journal.stream, "seq": 1})
+    link._write_step()
+    assert [m.get("id") or m.get("seq") for m in port.lines] == ["h1", 2, 3]
+    port.lines.clear()
+    daemon.emit("press", {"press_id": 4, "source": "button"})  # due: the step will run
+    flush = link._flush_replies
+
+    def flush_then_hello(p: object) -> bool:
+        sent = flush(p)
+        link._hello("h2", {"stream": journal.stream, "seq": 1})  # the host asks again
+        return sent
+
+    link._flush_replies = flush_then_hello  # type: ignore[method-assign]
+    link._write_step()
+    link._flush_replies = flush  # type: ignore[method-assign]
+    for _ in range(2):
+        link._write_step()
+    assert [m.get("id") or m.get("seq") for m in port.lines] == ["h2", 2, 3, 4]
