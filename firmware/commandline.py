@@ -283,8 +283,12 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
     armed = threading.Event()  # interrupt only once the caller's block runs, never mid-setup
     main = threading.main_thread().ident
 
+    raised: list[bool] = []
+
     def interrupted(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        if not raised:  # once: the repeats below only wake a wait that missed the first
+            raised.append(True)
+            raise KeyboardInterrupt
 
     # A signal of our own, not SIGINT: a job started in the background of a script has SIGINT
     # ignored (and Python leaves it so), and the reader leaving must still end the watch.
@@ -296,8 +300,12 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
         while not done.is_set():
             if poller.poll(200) and armed.wait():
                 gone.set()
-                if not done.is_set() and main is not None:
+                # Again until the main thread has left the block: a signal that lands just
+                # before the main thread blocks in a wait is only acted on when the wait ends
+                # (a minute, or never); the next one interrupts the wait itself.
+                while not done.is_set() and main is not None:
                     signal.pthread_kill(main, _READER_GONE)
+                    done.wait(0.2)
                 return
 
     thread = threading.Thread(target=wait_for_reader_to_go, name="watch-pipe", daemon=True)

@@ -191,9 +191,23 @@ def test_interrupted_table_says_so(capsys: pytest.CaptureFixture[str]) -> None:
 # -- a closed pipe ends a quiet watch ---------------------------------------------------------
 
 
-def test_watch_ends_when_the_reader_of_its_pipe_leaves() -> None:
-    # A box that sends nothing: the main thread waits the way BoxClient.events() does.
-    program = textwrap.dedent(
+@pytest.mark.parametrize("first_signal_lost", [False, True])
+def test_watch_ends_when_the_reader_of_its_pipe_leaves(first_signal_lost: bool) -> None:
+    # A box that sends nothing: the main thread waits the way BoxClient.events() does. A signal
+    # that lands just before the main thread blocks is acted on only when the wait ends; that
+    # race is injected by dropping the first signal the watch sends.
+    lose = (
+        "import signal\n"
+        "_kill, _sent = signal.pthread_kill, []\n"
+        "def _lossy(tid, sig):\n"
+        "    _sent.append(sig)\n"
+        "    if len(_sent) > 1:\n"
+        "        _kill(tid, sig)\n"
+        "signal.pthread_kill = _lossy\n"
+        if first_signal_lost
+        else ""
+    )
+    program = lose + textwrap.dedent(
         """
         import sys, threading
         from engine.watch import stop_when_reader_goes
