@@ -643,15 +643,22 @@ class _FlakyPort:
         pass
 
 
-def test_a_hello_reply_the_port_did_not_take_still_goes_before_its_replay():
-    # The writer is stepped by hand; the fault is the first write (the hello reply) timing out.
+def _stepped_link(fail: int) -> tuple[MemoryJournal, FakeDaemon, Link, _FlakyPort]:
+    """A link that is not started (the test steps its writer) on a `_FlakyPort`, with three
+    press events journaled."""
     journal = MemoryJournal()
     daemon = FakeDaemon(journal)
     for press_id in (1, 2, 3):
         daemon.emit("press", {"press_id": press_id, "source": "button"})
     link = Link("pty", daemon, journal, clock=FakeClock())
-    port = _FlakyPort(fail=1)
+    port = _FlakyPort(fail=fail)
     link._port = port
+    return journal, daemon, link, port
+
+
+def test_a_hello_reply_the_port_did_not_take_still_goes_before_its_replay():
+    # The writer is stepped by hand; the fault is the first write (the hello reply) timing out.
+    journal, _, link, port = _stepped_link(fail=1)
     link._hello("h", {"stream": journal.stream, "seq": 1})
     for _ in range(3):
         link._write_step()
@@ -662,13 +669,7 @@ def test_a_hello_reply_the_port_did_not_take_still_goes_before_its_replay():
 def test_a_hello_landing_while_the_writer_is_mid_step_still_has_its_reply_first():
     # The reader thread's hello lands after the writer flushed this step's (empty) replies and
     # before it sends events: injected at exactly that point, with the writer stepped by hand.
-    journal = MemoryJournal()
-    daemon = FakeDaemon(journal)
-    for press_id in (1, 2, 3):
-        daemon.emit("press", {"press_id": press_id, "source": "button"})
-    link = Link("pty", daemon, journal, clock=FakeClock())
-    port = _FlakyPort(fail=0)
-    link._port = port
+    journal, daemon, link, port = _stepped_link(fail=0)
     link._hello("h1", {"stream": journal.stream, "seq": 1})
     link._write_step()
     assert [m.get("id") or m.get("seq") for m in port.lines] == ["h1", 2, 3]
