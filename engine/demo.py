@@ -461,7 +461,7 @@ class Demo:
             players,
             target=target,
             seed=seed,
-            log=False,
+            record=False,
         )
         self.states: list[str] = []
         self.checks: list[dict[str, Any]] = []

@@ -21,6 +21,7 @@ from engine.cards import Card, Deck, load_deck, parse_card
 from engine.errors import CardError, InputError, RuleError
 from engine.game import Action, Round
 from engine.launchers import ScriptedLauncher
+from engine.narrate import log_lines
 from engine.rules import PRESET_NAMES, rules_for
 from firmware import textfile
 from i18n import _
@@ -51,8 +52,19 @@ class Scenario:
                 rnd.apply(action)
             except RuleError as exc:
                 error = {"action": index, "message": str(exc)}
-                return {"error": error, "state": rnd.to_dict()}, EXIT_ILLEGAL
-        return rnd.to_dict(), 0
+                return {"error": error, "state": state_of(rnd)}, EXIT_ILLEGAL
+        return state_of(rnd), 0
+
+
+def state_of(rnd: Round) -> dict[str, Any]:
+    """The round's state as a scenario prints it: `Round.to_dict()` with the log of its moves
+    (engine/narrate.py) after `launcher_left`."""
+    out: dict[str, Any] = {}
+    for key, value in rnd.to_dict().items():
+        out[key] = value
+        if key == "launcher_left":
+            out["log"] = log_lines(rnd.outcomes)
+    return out
 
 
 def _int(value: object, where: str, low: int, high: int) -> int:

@@ -214,7 +214,7 @@ def play_round(
                 )
     except RuleError as exc:
         # Bots only pick legal actions, so this is a bug; say where to replay it.
-        raise RunawayError(f"{where}: a bot chose an illegal action ({act}): {exc}") from exc
+        raise RunawayError(f"{where}: a bot chose an illegal action ({act!r}): {exc}") from exc
     return actions
 
 
@@ -339,7 +339,7 @@ def _play_game(settings: SimSettings, rules: Any, index: int, *, keep_row: bool)
         mode=settings.mode,
         target=settings.target,
         seed=seeds.getrandbits(63),
-        log=False,
+        record=False,
     )
     while not game.over:
         if game.rounds_played >= settings.max_rounds:

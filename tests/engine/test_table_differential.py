@@ -263,7 +263,7 @@ def run_games(seed: int, rounds: int) -> Tally:
             mode=mode,
             target=target,
             seed=game_seed,
-            log=False,
+            record=False,
         )
         ref = Referee(NAMES[:players], deck=preset, mode=mode, target=target, options=options)
         bots: list[Any] = [

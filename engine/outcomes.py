@@ -1,0 +1,238 @@
+"""What a move did, as data: one small record per thing that happened.
+
+`Round` (engine/game.py) records these as it changes the round, when it is asked to
+(``record=True``; a simulation leaves it off and pays nothing); the table referee
+(engine/table/referee.py) returns them for every step, adding its own (a round scored, a hand
+entered); the box side of the table (engine/table/boxsync.py) adds what the box did. Nobody
+words them but the narrator (engine/narrate.py), which turns each into the players' words for
+the terminal, the web page and the demo, and into the scenario log's English lines.
+
+Seats are numbers; cards are `Card`s. A new kind of outcome is a dataclass here and one wording
+function in the narrator (`tests/engine/test_narrate.py` checks that every kind has one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.cards import Card
+
+__all__ = [
+    "ROUND_OUTCOMES",
+    "BonusTurn",
+    "Challenged",
+    "ColourNamed",
+    "DealerFirst",
+    "Drew",
+    "Fired",
+    "Outcome",
+    "Owes",
+    "Passed",
+    "Penalised",
+    "Played",
+    "Reloaded",
+    "Reversed",
+    "Served",
+    "Skipped",
+    "Traded",
+    "TurnedBack",
+    "TurnedUp",
+    "UnoCalled",
+    "WentOut",
+]
+
+
+class Outcome:
+    """Base of every outcome record (frozen dataclasses with slots)."""
+
+    __slots__ = ()
+
+
+# -- what the rules core records (engine/game.py) ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TurnedUp(Outcome):
+    """`dealer` dealt and turned up `card`: the round starts on it."""
+
+    dealer: int
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class TurnedBack(Outcome):
+    """`card` was turned up first but goes back into the launcher (TH, classic WD4)."""
+
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class DealerFirst(Outcome):
+    """A Reverse turned up first: the dealer plays first and play goes right."""
+
+    dealer: int
+
+
+@dataclass(frozen=True, slots=True)
+class Played(Outcome):
+    """`seat` played `cards` (several with multi_play) and the colour is now `color`; `target`
+    is the seat a WAA aims at or a TH trades with; `discards` the other cards of its colour a
+    Discard All took along; `jump` for a jump-in (out of turn)."""
+
+    seat: int
+    cards: tuple[Card, ...]
+    color: str | None
+    target: int | None = None
+    discards: int = 0
+    jump: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ColourNamed(Outcome):
+    """`seat` named `color` for the wild turned up first (before taking)."""
+
+    seat: int
+    color: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reversed(Outcome):
+    """Play turned round at `seat` (`seats`: how many are in play; with two it is a skip)."""
+
+    seat: int
+    seats: int
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped(Outcome):
+    """`seat` loses its turn (and owes nothing for it)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Owes(Outcome):
+    """An obligation: `seat` now owes `n` (``hits``, ``draws``; ``until_fire``: hits until a
+    press fires) for `face` (None: a penalty)."""
+
+    seat: int
+    kind: str
+    n: int
+    face: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Served(Outcome):
+    """`seat` has served the obligation first in line (or it lapsed: nothing left to take)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Traded(Outcome):
+    """`seat` and `other` swapped hands."""
+
+    seat: int
+    other: int
+
+
+@dataclass(frozen=True, slots=True)
+class BonusTurn(Outcome):
+    """`seat` may play one more card (or pass): skip_reverse_play_again."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class WentOut(Outcome):
+    """`seat`'s hand is empty: it wins the round once every obligation is served."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fired(Outcome):
+    """One press of the launcher for `seat` fired `count` cards."""
+
+    seat: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Drew(Outcome):
+    """`seat` drew `count` cards (classic: dispensed exactly)."""
+
+    seat: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reloaded(Outcome):
+    """The launcher was dry: the discard pile but its top (`cards`) was shuffled into it."""
+
+    cards: int
+
+
+@dataclass(frozen=True, slots=True)
+class Passed(Outcome):
+    """`seat` passed; `kept`: after a hit or draw, keeping what came."""
+
+    seat: int
+    kept: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UnoCalled(Outcome):
+    """`seat` called UNO holding `held` cards (one or two: a call, not a mistake)."""
+
+    seat: int
+    held: int
+
+
+@dataclass(frozen=True, slots=True)
+class Penalised(Outcome):
+    """`seat` owes the UNO penalty, `n` of `kind` (``hits`` or ``draws``), because of `why`:
+    ``false_uno`` (a call holding `held` cards), ``caught`` (by `other`, without UNO) or
+    ``wrong_accusation`` (of `other`)."""
+
+    seat: int
+    why: str
+    n: int
+    kind: str
+    other: int | None = None
+    held: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Challenged(Outcome):
+    """`seat` challenged `offender`'s Wild Draw Four: `legal` (the challenger owes `n` of
+    `kind` now) or not (the offender owes four instead)."""
+
+    seat: int
+    offender: int
+    legal: bool
+    n: int
+    kind: str
+
+
+ROUND_OUTCOMES: tuple[type[Outcome], ...] = (
+    TurnedUp,
+    TurnedBack,
+    DealerFirst,
+    Played,
+    ColourNamed,
+    Reversed,
+    Skipped,
+    Owes,
+    Served,
+    Traded,
+    BonusTurn,
+    WentOut,
+    Fired,
+    Drew,
+    Reloaded,
+    Passed,
+    UnoCalled,
+    Penalised,
+    Challenged,
+)
