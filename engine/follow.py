@@ -12,8 +12,9 @@ every move of 10,000 bot rounds that the referee agrees with the simulator, and 
 following them (engine/web/demo_web.py).
 
 Every call to the referee goes through `step(change)`: `change(referee)` makes the calls for one
-move and returns the referee's messages. The differential test runs it on its referee; the web
-demo runs it as one step of the table session, so one move is one update of the page.
+move and returns what the referee says happened (outcomes, engine/outcomes.py). The
+differential test runs it on its referee; the web demo runs it as one step of the table session,
+so one move is one update of the page.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.game import Action, Round
+from engine.outcomes import Outcome
 from engine.referee import Referee
 
 __all__ = ["Change", "Follower", "Step"]
 
-Change = Callable[[Referee], list[str]]
+Change = Callable[[Referee], list[Outcome]]
 Step = Callable[[Change], Any]
 
 
@@ -78,8 +80,8 @@ class Follower:
         """The round is over: enter the cards left in each hand (the referee scores it)."""
         rnd = self.rnd
 
-        def enter(ref: Referee) -> list[str]:
-            msgs: list[str] = []
+        def enter(ref: Referee) -> list[Outcome]:
+            msgs: list[Outcome] = []
             for seat in ref.to_enter():
                 msgs += ref.enter_hand(seat, rnd.hands[seat])
             return msgs
@@ -87,7 +89,7 @@ class Follower:
         self.step(enter)
 
     # -- what the table says ----------------------------------------------------------------------
-    def _deal(self, ref: Referee) -> list[str]:
+    def _deal(self, ref: Referee) -> list[Outcome]:
         rnd = self.rnd
         msgs = ref.set_dealer(rnd.dealer) if ref.dealer != rnd.dealer else []
         if not (self.first_top.is_wild and rnd.color is None):
@@ -96,7 +98,7 @@ class Follower:
         # the colour with the card turned up, so it starts once the round knows it.
         return msgs
 
-    def _start(self, ref: Referee) -> list[str]:
+    def _start(self, ref: Referee) -> list[Outcome]:
         top = self.first_top
         msgs = ref.start_round(top, self.rnd.color if top.is_wild else None)
         self.started = True
@@ -105,7 +107,7 @@ class Follower:
         self._buffer.clear()
         return msgs
 
-    def _feed(self, ref: Referee, act: Action, facts: dict[str, Any]) -> list[str]:
+    def _feed(self, ref: Referee, act: Action, facts: dict[str, Any]) -> list[Outcome]:
         """Tell the referee what the table saw of `act`."""
         seat = act.seat
         if act.kind == "play":
@@ -134,10 +136,10 @@ class Follower:
         return []
 
     @staticmethod
-    def _feed_take(ref: Referee, act: Action, facts: dict[str, Any]) -> list[str]:
+    def _feed_take(ref: Referee, act: Action, facts: dict[str, Any]) -> list[Outcome]:
         seat = act.seat
         fired = facts["after"][seat] - facts["counts"][seat]
-        msgs: list[str] = []
+        msgs: list[Outcome] = []
         if facts["pending"]:
             if ref.classic and ref.round is not None and ref.round.answerable():
                 msgs += ref.draw()  # the victim takes the cards instead of answering

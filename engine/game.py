@@ -1369,20 +1369,26 @@ class Round:
             )
             self.turns += 1
         if record:
-            self._record_skips(origin, skips, seat if bonus else player)
+            end = self._next(self._origin) if bonus else self.turn
+            self._record_skips(origin, end, seat)
             if effect.swaps_hands:
                 self.outcomes.append(Traded(seat, target))  # type: ignore[arg-type]
             if bonus:
                 self.outcomes.append(BonusTurn(seat))
 
-    def _record_skips(self, origin: int, skips: int, player: int | None) -> None:
-        """Record the seats a play passed over (not counting `player`, in a bonus turn), but
-        those that owe for it: they lose the turn to serve what they owe."""
+    def _record_skips(self, start: int, end: int, player: int) -> None:
+        """Record the seats a play passed over, once each: those after `start` up to (not
+        including) `end`, but the `player` and whoever owes for the play (they lose the turn
+        to serve what they owe)."""
         owing = {d.seat for d in self.pending}
-        for i in range(1, skips + 1):
-            skipped = self._next(origin, i) if player is None else self._after(origin, i, player)
-            if skipped not in owing:
-                self.outcomes.append(Skipped(skipped))
+        succ = self._succ
+        seat = succ[start]
+        for _step in range(len(self._order)):
+            if seat == end:
+                break
+            if seat != player and seat not in owing:
+                self.outcomes.append(Skipped(seat))
+            seat = succ[seat]
 
     # -- legal actions ----------------------------------------------------------------------
 

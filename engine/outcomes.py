@@ -236,3 +236,174 @@ ROUND_OUTCOMES: tuple[type[Outcome], ...] = (
     Penalised,
     Challenged,
 )
+
+
+# -- what the table referee adds (engine/table/referee.py) ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DealerSet(Outcome):
+    """`seat` deals round `round`."""
+
+    seat: int
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStarted(Outcome):
+    """Round `round`: `dealer` dealt and turned up `card`."""
+
+    round: int
+    dealer: int
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class HitStarted(Outcome):
+    """`seat` said it hits: the next press is theirs."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class DrawStarted(Outcome):
+    """Classic: `seat` draws a card (the launcher dispenses it)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PenaltyAccepted(Outcome):
+    """Classic: `seat` takes the `n` cards a `face` made it owe instead of answering it."""
+
+    seat: int
+    face: str | None
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class PressNote(Outcome):
+    """Where the cards of a take came from: the box's press (or, `dispense`, the dispense)
+    `press`, its dry `streak` and the fire's `reason`."""
+
+    press: int | None = None
+    streak: int | None = None
+    reason: str | None = None
+    dispense: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Took(Outcome):
+    """`seat` took `cards` from one press or dispense and now holds `held`."""
+
+    seat: int
+    cards: int
+    held: int
+    note: PressNote | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Owing(Outcome):
+    """What is owed first now, after a move changed it: `seat` owes `n` of `kind` for `face`
+    (None: the UNO penalty). `why` is what the move was: ``play`` (of `card`), ``turned_up``
+    (`card`), ``challenge`` or ``take``. `answers` and `challengeable`: what `seat` may still
+    answer it with (stacking faces, a challenge of the WD4)."""
+
+    seat: int
+    kind: str
+    n: int
+    face: str | None
+    why: str
+    card: Card | None = None
+    answers: tuple[str, ...] = ()
+    challengeable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StillOwes(Outcome):
+    """A take did not serve the obligation: `seat` still owes `n` of `kind`."""
+
+    seat: int
+    kind: str
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class StillDraws(Outcome):
+    """Classic: the card `seat` draws did not come (a jam, an empty launcher)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class MayPlayTaken(Outcome):
+    """`seat` may play a card the take brought, or pass."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stray(Outcome):
+    """`cards` slipped out of the box after `seat`'s last burst: theirs (`held` now), or, the
+    round over (`held` None), to put back."""
+
+    seat: int
+    cards: int
+    held: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandSet(Outcome):
+    """The table corrected `seat`'s hand to `cards` (it was `was`)."""
+
+    seat: int
+    cards: int
+    was: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOver(Outcome):
+    """Round `round` is over: `winner` went out."""
+
+    round: int
+    winner: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandEntered(Outcome):
+    """The cards left in `seat`'s hand are worth `points`."""
+
+    seat: int
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundScored(Outcome):
+    """Round `round` to `winner`; `gained` per seat."""
+
+    round: int
+    winner: int
+    gained: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerOut(Outcome):
+    """Elimination: `seat` reached `target` and is out of the game."""
+
+    seat: int
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameOver(Outcome):
+    """The game is over: `winners` won."""
+
+    winners: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NextDeal(Outcome):
+    """Round `round` starts: `dealer` deals."""
+
+    round: int
+    dealer: int

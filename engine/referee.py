@@ -4,11 +4,13 @@
 cards each player holds, how many the box fired at each seat and in how many presses, and the
 round itself as a `BlindRound` (engine/blind.py), which is `Round` on hand counts. Every rule,
 what a card does, whose turn it is, who owes what, the UNO window, is `Round`'s: the referee
-turns what the table says into the round's actions and the round's state into words.
+turns what the table says into the round's actions.
 
-Every method either changes the state and returns messages for the table, or raises `RuleError`
-(or `InputError`) and changes nothing. `to_dict` / `from_dict` round-trip it as JSON; `from_dict`
-checks every field and names the first bad one. engine/table.py is its I/O.
+Every move either changes the state and returns what happened as outcomes (engine/outcomes.py:
+the round's own, and the referee's: a take, what is owed first now, a round scored), which the
+narrator words (engine/narrate.py); or it raises `RuleError` (or `InputError`) with the reason,
+and changes nothing. `to_dict` / `from_dict` round-trip it as JSON; `from_dict` checks every
+field and names the first bad one. engine/table.py is its I/O.
 """
 
 from __future__ import annotations
@@ -24,10 +26,41 @@ from engine.cards import COLORS, Card, Deck, load_deck, parse_card
 from engine.effects import EFFECTS, first_card
 from engine.errors import InputError, NoMatch, RuleError, UnoError
 from engine.game import Action
+from engine.outcomes import (
+    DealerSet,
+    DrawStarted,
+    GameOver,
+    HandEntered,
+    HandSet,
+    HitStarted,
+    MayPlayTaken,
+    NextDeal,
+    Outcome,
+    Owes,
+    Owing,
+    PenaltyAccepted,
+    PlayerOut,
+    PressNote,
+    RoundOver,
+    RoundScored,
+    RoundStarted,
+    Served,
+    StillDraws,
+    StillOwes,
+    Stray,
+    Took,
+)
 from engine.rules import PRESET_NAMES, Rules, rules_for
 from engine.scoring import SCORING_MODES, decide, round_gains
-from engine.words import COLOUR_NAMES, colour_name, plural, seat_pattern, shown
-from i18n import _, message_of, ngettext, reworded
+from engine.words import (
+    COLOUR_NAMES,
+    answer_hint,
+    colour_name,
+    owes_phrase,
+    plural,
+    seat_pattern,
+)
+from i18n import _, message_of, reworded
 
 __all__ = ["MODES", "STATE_VERSION", "Referee", "check_names", "plural"]
 
@@ -286,42 +319,8 @@ class Referee:
             return due.seat, due.n
         return self.taking, 1  # type: ignore[return-value]
 
-    def owed(self) -> str:
-        """What the current hitter still owes, in words ("2 more hits", "hits until cards fire")."""
-        rnd = self.round
-        if rnd is None or self.hitter() is None:
-            return ""
-        if not rnd.pending:
-            return _("1 card to come from the launcher") if self.classic else _("1 more hit")
-        due = rnd.pending[0]
-        if rnd.answerable():
-            return self._answer_hint()
-        if due.kind == "draws":
-            return _("{cards} to come from the launcher").format(cards=plural(due.n, "card"))
-        if due.kind == "until_fire":
-            return _("hits until cards fire")
-        return ngettext("{n} more hit", "{n} more hits", due.n).format(n=due.n)
-
-    def _answer_hint(self) -> str:
-        rnd = self.round
-        assert rnd is not None
-        due = rnd.pending[0]
-        take = _("`draw`") if self.classic else _("press the button")
-        parts = []
-        if rnd.challengeable():
-            parts.append(_("`challenge` the WD4"))
-        if rnd.answers():
-            parts.append(
-                _("answer with {cards}").format(cards=_(" or ").join(sorted(rnd.answers())))
-            )
-        return _("{choices}, or {take} ({owed})").format(
-            choices=_(" or ").join(parts),
-            take=take,
-            owed=plural(due.n, "card" if self.classic else "hit"),
-        )
-
     # -- round start ------------------------------------------------------------------------
-    def set_dealer(self, seat: int) -> list[str]:
+    def set_dealer(self, seat: int) -> list[Outcome]:
         """Choose who deals this round (before the first card is turned up)."""
         self._need_phase("deal", _("the dealer can only change before the first card is turned up"))
         if not self.active[seat]:
@@ -329,11 +328,9 @@ class Referee:
                 _("{player} is out of the game and cannot deal").format(player=self.name(seat))
             )
         self.dealer = seat
-        return [
-            _("{player} deals round {round}").format(player=self.name(seat), round=self.round_no)
-        ]
+        return [DealerSet(seat, self.round_no)]
 
-    def start_round(self, card: Card, color: str | None = None) -> list[str]:
+    def start_round(self, card: Card, color: str | None = None) -> list[Outcome]:
         """The dealer turned up `card`; for a wild, `color` is what the first player names."""
         self._need_phase("deal", _("a round is already under way"))
         self._check_in_deck(card)
@@ -371,25 +368,10 @@ class Referee:
         self.wd4_color = None
         self.hands_left = {}
         self.phase = "play"
-        msgs = [
-            _("round {round}: {dealer} dealt, {card} turned up").format(
-                round=self.round_no, dealer=self.name(self.dealer), card=shown(card)
-            )
-        ]
-        if rnd.direction == -1:
-            msgs.append(
-                _("{player} plays first, going right").format(player=self.name(self.dealer))
-            )
-        else:
-            owing = {d.seat for d in rnd.pending}
-            skipped = self._walk(rnd.next_seat(self.dealer), rnd.turn)
-            msgs.extend(
-                _("{player} is skipped").format(player=self.name(s))
-                for s in skipped
-                if s not in owing
-            )
-        msgs.extend(self._owed_msgs(_("{card} turned up").format(card=card)))
-        return msgs
+        told: list[Outcome] = [RoundStarted(self.round_no, self.dealer, card)]
+        told += _taken(rnd)
+        told += self._owing("turned_up", card)
+        return told
 
     # -- moves ------------------------------------------------------------------------------
     def play(
@@ -401,7 +383,7 @@ class Referee:
         discarded: int = 0,
         uno: bool = False,
         seat: int | None = None,
-    ) -> list[str]:
+    ) -> list[Outcome]:
         """The seat the round waits for plays `card` (several cards with multi_play); `seat` is
         given for a jump-in (out of turn).
 
@@ -416,7 +398,7 @@ class Referee:
         for c in cards:
             self._check_in_deck(c)
         if self.taking is not None:
-            raise RuleError(self._taking_hint())
+            raise RuleError(self._taking_reason())
         player = rnd.actor if seat is None else seat
         assert player is not None
         if seat is not None and seat == rnd.actor:
@@ -431,7 +413,7 @@ class Referee:
             if len(colours) > 1:
                 raise RuleError(
                     _("name the colour to continue with: one of {colours}").format(
-                        colours=", ".join(sorted(colours))  # type: ignore[arg-type]
+                        colours=", ".join(sorted(c for c in colours if c is not None))
                     )
                 )
         if color is not None and not first.is_wild and all(c.color != color for c in cards):
@@ -445,50 +427,44 @@ class Referee:
                 _("a DA discards 0 or more other cards, not {count}").format(count=discarded)
             )
         if uno:
-            # A call made with the card: with more than two cards left it would be a false call,
-            # far more likely a slip of the keyboard than of the tongue; refused, nothing lost.
-            held = rnd.counts[player]
-            left = rnd.counts[target] if first.face == "TH" and target is not None else None
-            if left is None:
-                left = held - len(cards) - discarded
-            if left > 2:
-                raise RuleError(
-                    _(
-                        "{cards} uno: {player} would hold {held}; UNO is called with one or two "
-                        "left (a false call: type `uno {player}` on its own line)"
-                    ).format(
-                        cards=" ".join(map(str, cards)),
-                        player=self.name(player),
-                        held=plural(left, "card"),
-                    )
-                )
-        before = self._snapshot()
+            self._check_uno_with(player, cards, target, discarded)
         prev_color = rnd.color
         if color is None and not first.is_wild:
             color = first.color
-        self._apply(lambda: rnd.play(player, cards, color=color, target=target, discards=discarded))
+        told = self._round_step(
+            lambda: rnd.play(player, cards, color=color, target=target, discards=discarded)
+        )
         if EFFECTS[first.face].challengeable:
             self.wd4_color = prev_color
-        who = self.name(player)
-        text = shown(*cards)
-        if seat is not None:
-            said = _("{player} jumps in with {cards}")
-        elif discarded:
-            said = _("{player} plays {cards} and {count} more")
-        else:
-            said = _("{player} plays {cards}")
-        msgs = [said.format(player=who, cards=text, count=discarded)]
-        if first.is_wild:
-            msgs.append(_("colour is now {colour}").format(colour=colour_name(rnd.color)))
-        elif len({c.color for c in cards}) > 1:
-            msgs.append(_("colour is {colour}").format(colour=colour_name(rnd.color)))
-        msgs.extend(self._after_play(player, before, target))
+        if _owes_changed(told):
+            told += self._owing("play", rnd.top)
         if uno and rnd.winner is None and not rnd.uno_called[player]:
-            msgs.extend(self.call_uno(player))
-        msgs.extend(self._maybe_end_round())
-        return msgs
+            told += self.call_uno(player)
+        return told + self._maybe_end_round()
 
-    def hit(self) -> list[str]:
+    def _check_uno_with(
+        self, player: int, cards: tuple[Card, ...], target: int | None, discarded: int
+    ) -> None:
+        """A call made with the card: with more than two cards left it would be a false call,
+        far more likely a slip of the keyboard than of the tongue; refused, nothing lost."""
+        rnd = self._need_round()
+        held = rnd.counts[player]
+        left = rnd.counts[target] if cards[0].face == "TH" and target is not None else None
+        if left is None:
+            left = held - len(cards) - discarded
+        if left > 2:
+            raise RuleError(
+                _(
+                    "{cards} uno: {player} would hold {held}; UNO is called with one or two "
+                    "left (a false call: type `uno {player}` on its own line)"
+                ).format(
+                    cards=" ".join(map(str, cards)),
+                    player=self.name(player),
+                    held=plural(left, "card"),
+                )
+            )
+
+    def hit(self) -> list[Outcome]:
         """Attack: the player whose turn it is hits the launcher once (the next press)."""
         rnd = self._need_round()
         if self.classic:
@@ -496,9 +472,9 @@ class Referee:
                 _("classic: nobody hits; type `draw` and the launcher dispenses a card")
             )
         self._start_take("hit")
-        return [_("{player} hits: press the button once").format(player=self.name(rnd.turn))]
+        return [HitStarted(rnd.turn)]
 
-    def draw(self) -> list[str]:
+    def draw(self) -> list[Outcome]:
         """Classic: the player whose turn it is draws one card (dispensed by the launcher), then
         may play it or `pass`. Typed by the victim of a Wild Draw Four (or, with stacking, of a
         Draw Two), it takes the cards instead of answering."""
@@ -507,72 +483,48 @@ class Referee:
             raise RuleError(_("`draw` is for the classic deck: in UNO Attack type `hit`"))
         if rnd.pending and rnd.answerable():
             due = rnd.pending[0]
-            self._apply(lambda: rnd.take(due.seat, 0))
-            return [
-                _("{player} takes the {card}: {cards}").format(
-                    player=self.name(due.seat), card=due.face, cards=plural(due.n, "card")
-                )
-            ]
+            told: list[Outcome] = [PenaltyAccepted(due.seat, due.face, due.n)]
+            return told + self._round_step(lambda: rnd.take(due.seat, 0))
         self._start_take("draw")
-        return [_("{player} draws a card").format(player=self.name(rnd.turn))]
+        return [DrawStarted(rnd.turn)]
 
     def _start_take(self, kind: str) -> None:
         rnd = self._need_round()
         if self.taking is not None:
-            raise RuleError(self._taking_hint())
+            raise RuleError(self._taking_reason())
         if rnd.pending:
             due = rnd.pending[0]
-            owes = self._owes_phrase(self.name(due.seat), due.kind, due.n)
+            owes = owes_phrase(self.name(due.seat), due.kind, due.n)
             raise RuleError(
                 _("{owes}: the launcher dispenses them").format(owes=owes)
                 if self.classic
                 else _("{owes}: press the button").format(owes=owes)
             )
-        self._apply(lambda: rnd.check(Action(kind, rnd.turn)))
+        self._round_step(lambda: rnd.check(Action(kind, rnd.turn)))
         self.taking = rnd.turn
 
-    def challenge(self, legal: bool) -> list[str]:
+    def challenge(self, legal: bool) -> list[Outcome]:
         """Classic: the victim of a Wild Draw Four challenges it; `legal` is the table's answer
         (the player held no card of the colour in play). Legal: the challenger draws 6 and is
         skipped; not legal: the player who played it draws 4 and the challenger keeps the turn."""
         rnd = self._need_round()
         if self.wd4 is None:
             raise RuleError(_("there is no Wild Draw Four to challenge now"))
-        victim, by = rnd.pending[0].seat, rnd.wd4_by
-        assert by is not None
-        self._apply(lambda: rnd.challenge(victim, legal))
-        if legal:
-            msgs = [
-                _("the WD4 was legal: {player} draws {count}").format(
-                    player=self.name(victim), count=rnd.pending[0].n
-                )
-            ]
-        else:
-            msgs = [
-                _("the WD4 was not legal: {player} draws 4 instead").format(player=self.name(by))
-            ]
-        return msgs + self._owed_msgs(_("WD4 challenged"))
+        victim = rnd.pending[0].seat
+        told = self._round_step(lambda: rnd.challenge(victim, legal))
+        return told + self._owing("challenge")
 
-    def pass_turn(self) -> list[str]:
+    def pass_turn(self) -> list[Outcome]:
         """Decline the extra card after `R`/`S`, or keep what a hit or draw brought."""
         rnd = self._need_round()
         if self.taking is not None:
-            raise RuleError(self._taking_hint())
+            raise RuleError(self._taking_reason())
         seat = rnd.turn
-        kept = rnd.fired_play
-        self._apply(lambda: rnd.apply(Action("pass", seat)))
-        if kept:
-            said = (
-                _("{player} keeps the drawn card and passes")
-                if self.classic
-                else _("{player} keeps the cards fired and passes")
-            )
-            return [said.format(player=self.name(seat))]
-        return [_("{player} passes").format(player=self.name(seat))]
+        return self._round_step(lambda: rnd.apply(Action("pass", seat)))
 
-    def press(self, ejected: int, note: str = "") -> list[str]:
+    def press(self, ejected: int, note: PressNote | None = None) -> list[Outcome]:
         """The box fired `ejected` cards at the seat that must hit (one press) or dispensed them
-        (classic); `note` is appended to the first message (press id, dry streak)."""
+        (classic); `note` says which press or dispense it was (the box's event)."""
         rnd = self._need_round()
         if ejected < 0:
             raise RuleError(_("a press fires 0 or more cards, not {count}").format(count=ejected))
@@ -585,53 +537,43 @@ class Referee:
                     player=self.name(seat), choices=self._answer_hint()
                 )
             )
-        before = self._snapshot()
+        owed = bool(rnd.pending)
         if rnd.pending:
-            self._apply(lambda: rnd.take(seat, ejected))
+            told = self._round_step(lambda: rnd.take(seat, ejected))
         elif self.classic and ejected == 0 and not rnd.nothing_left():
-            pass  # a dispense that brought nothing (jam, empty launcher): the card is still owed
+            told = []  # a dispense that brought nothing (jam, empty launcher): still owed
         else:
-            self._apply(lambda: rnd.take(seat, ejected))
+            told = self._round_step(lambda: rnd.take(seat, ejected))
             self.taking = None
         self.fired[seat] += ejected
         self.fired_game[seat] += ejected
         self.presses[seat] += 1
         self.presses_game[seat] += 1
-        who = self.name(seat)
-        got = (
-            _("{player} takes {cards} (holds {held})")
-            if ejected
-            else _("{player}: dry (holds {held})")
-        ).format(player=who, cards=plural(ejected, "card"), held=rnd.counts[seat])
-        msgs = [got + (" [" + note + "]" if note else "")]
-        msgs.extend(self._after_take(seat, before))
-        msgs.extend(self._maybe_end_round())
-        return msgs
+        told.append(Took(seat, ejected, rnd.counts[seat], note))
+        if owed and not any(isinstance(o, Served) for o in told):
+            due = rnd.pending[0]  # the same obligation, not served yet
+            told.append(StillOwes(due.seat, due.kind, due.n))
+        elif self.taking == seat:  # classic: the card did not come
+            told.append(StillDraws(seat))
+        elif rnd.fired_play and rnd.turn == seat and not rnd.pending:
+            told.append(MayPlayTaken(seat))
+        else:
+            told += self._owing("take")
+        return told + self._maybe_end_round()
 
-    def stray(self, seat: int, cards: int) -> list[str]:
+    def stray(self, seat: int, cards: int) -> list[Outcome]:
         """`cards` slipped out of the box after `seat`'s last burst was reported: they go to
         that player (RULES.md: cards left sticking out go to the player who hit)."""
         if cards < 1:
             raise RuleError(_("a stray is 1 card or more, not {count}").format(count=cards))
         if self.phase != "play" or self.round is None:
-            return [
-                _(
-                    "{cards} slipped out after {player}'s last hit, after the round ended: put "
-                    "them back into the launcher"
-                ).format(cards=plural(cards, "card"), player=self.name(seat))
-            ]
+            return [Stray(seat, cards, None)]
         self.round.give(seat, cards)
         self.fired[seat] += cards
         self.fired_game[seat] += cards
-        return [
-            _(
-                "{cards} slipped out after {player}'s last hit: {player} takes them (holds {held})"
-            ).format(
-                cards=plural(cards, "card"), player=self.name(seat), held=self.round.counts[seat]
-            )
-        ]
+        return [Stray(seat, cards, self.round.counts[seat])]
 
-    def set_hand(self, seat: int, cards: int) -> list[str]:
+    def set_hand(self, seat: int, cards: int) -> list[Outcome]:
         """Correct the tracked size of `seat`'s hand (a card dropped, a miscount at the table)."""
         rnd = self._need_round()
         if not self.active[seat]:
@@ -644,13 +586,9 @@ class Referee:
             )
         old = rnd.counts[seat]
         rnd.set_count(seat, cards)
-        return [
-            _("{player} holds {cards} (was {old})").format(
-                player=self.name(seat), cards=plural(cards, "card"), old=old
-            )
-        ]
+        return [HandSet(seat, cards, old)]
 
-    def call_uno(self, seat: int | None = None) -> list[str]:
+    def call_uno(self, seat: int | None = None) -> list[Outcome]:
         """A player says UNO. With one or two cards it is a call; with three or more it is a
         false call, which costs `uno_penalty` (RULES.md decisions). Without a name: the player
         just down to one card, else the player to move if they hold two."""
@@ -665,20 +603,10 @@ class Referee:
                 raise RuleError(_("who called UNO? `uno NAME`"))
         if not self.active[seat]:
             raise RuleError(_("{player} is out of the game").format(player=self.name(seat)))
-        false = rnd.counts[seat] > 2
-        self._apply(lambda: rnd.apply(Action("uno", seat)))
-        if false:
-            return [
-                _("{player}: false UNO call ({cards}), {penalty}").format(
-                    player=self.name(seat),
-                    cards=plural(rnd.counts[seat], "card"),
-                    penalty=self._penalty_words(),
-                )
-            ]
-        said = _("{player} calls UNO: safe") if rnd.counts[seat] == 1 else _("{player} calls UNO")
-        return [said.format(player=self.name(seat))]
+        called = seat
+        return self._round_step(lambda: rnd.apply(Action("uno", called)))
 
-    def catch(self, seat: int, accuser: int | None = None) -> list[str]:
+    def catch(self, seat: int, accuser: int | None = None) -> list[Outcome]:
         """`accuser` says `seat` did not call UNO in time. Caught: `seat` owes `uno_penalty`. A
         player who does not hold one card (or called UNO) was accused wrongly: the accuser owes
         it (name them: `catch NAME BY`). Too late (the next player started): refused."""
@@ -686,8 +614,7 @@ class Referee:
         who = self.name(seat)
         if accuser is None:
             accuser = next(s for s in rnd.seats if s != seat)
-            wrong = rnd.is_mistake(Action("catch", accuser, target=seat))
-            if wrong:
+            if rnd.is_mistake(Action("catch", accuser, target=seat)):
                 held = rnd.counts[seat]
                 said = (
                     _(
@@ -703,25 +630,8 @@ class Referee:
                 raise RuleError(said.format(player=who, cards=plural(held, "card")))
         if accuser == seat:
             raise RuleError(_("{player} cannot catch themselves").format(player=who))
-        wrong = rnd.is_mistake(Action("catch", accuser, target=seat))
-        self._apply(lambda: rnd.apply(Action("catch", accuser, target=seat)))
-        if wrong:
-            return [
-                _("{accuser}: wrong accusation of {player}, {penalty}").format(
-                    accuser=self.name(accuser), player=who, penalty=self._penalty_words()
-                )
-            ]
-        return [
-            _("{player} is caught without UNO: {penalty}").format(
-                player=who, penalty=self._penalty_words()
-            )
-        ]
-
-    def _penalty_words(self) -> str:
-        n = self.rules.uno_penalty
-        if self.classic:
-            return _("draws {cards}").format(cards=plural(n, "card"))
-        return _("hits {times}").format(times=plural(n, "time"))
+        by = accuser
+        return self._round_step(lambda: rnd.apply(Action("catch", by, target=seat)))
 
     # -- round end ----------------------------------------------------------------------------
     def to_enter(self) -> list[int]:
@@ -730,7 +640,7 @@ class Referee:
             return []
         return [s for s in self.active_seats() if s != self.winner and s not in self.hands_left]
 
-    def enter_hand(self, seat: int, cards: Sequence[Card], *, force: bool = False) -> list[str]:
+    def enter_hand(self, seat: int, cards: Sequence[Card], *, force: bool = False) -> list[Outcome]:
         """The cards left in `seat`'s hand at the end of the round. The count must match what the
         referee tracked unless `force`; the whole table may not hold more copies than the deck."""
         self._need_phase("score", _("hands are entered when a round is over"))
@@ -757,17 +667,16 @@ class Referee:
                     )
                 )
         self.hands_left[seat] = [str(c) for c in cards]
-        pts = self.deck.points_of(cards)
-        msgs = [self.name(seat) + ": " + plural(pts, "point")]
+        told: list[Outcome] = [HandEntered(seat, self.deck.points_of(cards))]
         if not self.to_enter():
-            msgs.extend(self._score_round())
-        return msgs
+            told += self._score_round()
+        return told
 
     def team_of(self, seat: int) -> int:
         """Teams mode: partners sit alternately."""
         return seat % TEAMS
 
-    def _score_round(self) -> list[str]:
+    def _score_round(self) -> list[Outcome]:
         won = self.winner
         assert won is not None
         points = [0] * len(self.players)
@@ -786,108 +695,31 @@ class Referee:
                 "presses": list(self.presses),
             }
         )
-        msgs = [
-            _("round {round} to {player}: {gains}").format(
-                round=self.round_no, player=self.name(won), gains=self._gained_text(gained)
-            )
-        ]
+        told: list[Outcome] = [RoundScored(self.round_no, won, tuple(gained))]
         winners, gone = decide(
             self.mode, self.scores, self.target, self.active_seats(), self.team_of
         )
         for s in gone:
             self.active[s] = False
-            msgs.append(
-                _("{player} reaches {target} and is out").format(
-                    player=self.name(s), target=self.target
-                )
-            )
+            told.append(PlayerOut(s, self.target))
         self.game_winners = list(winners)
         self.round = None
         if winners:
             self.phase = "over"
-            msgs.append(self._winner_text())
+            told.append(GameOver(tuple(winners)))
         else:
             self.round_no += 1
             self.dealer = won if self.active[won] else self.active_seats()[0]
             self.phase = "deal"
-            msgs.append(
-                _("round {round}: {dealer} deals").format(
-                    round=self.round_no, dealer=self.name(self.dealer)
-                )
-            )
-        return msgs
+            told.append(NextDeal(self.round_no, self.dealer))
+        return told
 
-    def _gained_text(self, gained: list[int]) -> str:
-        parts = [f"{self.name(s)} +{g}" for s, g in enumerate(gained) if g]
-        return ", ".join(parts) if parts else _("no points")
-
-    def _winner_text(self) -> str:
-        names = " & ".join(self.name(s) for s in self.game_winners)
-        return ngettext(
-            "game over: {names} wins", "game over: {names} win", len(self.game_winners)
-        ).format(names=names)
-
-    # -- views ------------------------------------------------------------------------------
-    def scoreboard(self) -> list[str]:
-        """One line per player: score, and (elimination) whether they are out."""
-        lines = []
-        order = sorted(range(len(self.players)), key=lambda s: (-self.scores[s], s))
-        if self.mode in ("lowest", "elimination"):
-            order = sorted(range(len(self.players)), key=lambda s: (self.scores[s], s))
-        width = max(len(p) for p in self.players)
-        for s in order:
-            out = "" if self.active[s] else "  " + _("(out)")
-            lines.append(f"  {self.name(s):<{width}}  {self.scores[s]:>4}" + out)
-        return lines
-
-    def status(self) -> list[str]:
-        """A few lines describing the table now."""
-        phase = {
-            "deal": _("deal"),
-            "play": _("play"),
-            "score": _("score"),
-            "over": _("over"),
-        }[self.phase]
-        lines = [
-            _("round {round} ({phase}), {mode} mode, game to {target} points").format(
-                round=self.round_no, phase=phase, mode=self.mode, target=self.target
-            )
-        ]
-        if self.phase in ("play", "score") and self.round is not None:
-            arrow = _("left (clockwise)") if self.direction == 1 else _("right (counter-clockwise)")
-            lines.append(
-                _("top {card}, colour {colour}, play goes {way}").format(
-                    card=shown(self.round.top), colour=colour_name(self.color), way=arrow
-                )
-            )
-            for s in self.active_seats():
-                mark = ">" if s == self.turn and self.phase == "play" else " "
-                lines.append(
-                    f" {mark}"
-                    + _("{player}: {cards}, fired {fired} in {presses}").format(
-                        player=self.name(s),
-                        cards=plural(self.hand[s], "card"),
-                        fired=self.fired[s],
-                        presses=plural(self.presses[s], "press"),
-                    )
-                )
-            lines.extend("  " + _("owed: {owes}").format(owes=line) for line in self.owes())
-        lines.extend(self.scoreboard())
-        return lines
-
-    def owes(self) -> list[str]:
-        """Who owes what, first to last, one line each ("Cat must hit 2 more times")."""
-        if self.phase != "play" or self.round is None:
-            return []
-        return [
-            self._owes_phrase(self.name(due.seat), due.kind, due.n) for due in self.round.pending
-        ]
-
+    # -- data -------------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
         """The game as JSON-able data for whoever watches it: the state of `unoattack table
-        --json` and of the web page (`TableSession.view` adds the session's part). Read-only
-        answers of the referee (who must hit, what is owed, in words) are in it, so that no
-        reader has to work them out."""
+        --json` and of the web page (the table's view adds what is owed in words, and the
+        session's part). Read-only answers of the referee (who must hit, who must enter a hand)
+        are in it, so that no reader has to work them out."""
         rnd = self.round
         return {
             "deck": self.deck_name,
@@ -913,8 +745,6 @@ class Referee:
             "wd4": self.wd4,
             "may_play_taken": self.may_play_taken(),
             "hitter": self.hitter(),
-            "owed": self.owed(),
-            "owes": self.owes(),
             "to_enter": self.to_enter(),
             "fired": list(self.fired),
             "presses": list(self.presses),
@@ -980,16 +810,16 @@ class Referee:
         return read_state(cls, data)
 
     # -- internals --------------------------------------------------------------------------
-    def _need_phase(self, phase: str, hint: str) -> None:
+    def _need_phase(self, phase: str, reason: str) -> None:
         if self.phase != phase:
-            raise RuleError(hint)
+            raise RuleError(reason)
 
     def _need_round(self) -> BlindRound:
-        self._need_phase("play", self._phase_hint())
+        self._need_phase("play", self._phase_reason())
         assert self.round is not None
         return self.round
 
-    def _phase_hint(self) -> str:
+    def _phase_reason(self) -> str:
         if self.phase == "deal":
             return _("round {round} has not started: type the card turned up").format(
                 round=self.round_no
@@ -1000,26 +830,20 @@ class Referee:
             return _("the game is over")
         return _("not now")
 
-    def _taking_hint(self) -> str:
+    def _taking_reason(self) -> str:
         who = self.name(self.taking or 0)
         if self.classic:
             return _("{player}'s card is coming from the launcher first").format(player=who)
         return _("{player} is hitting: press the button (or `undo`)").format(player=who)
 
-    @staticmethod
-    def _owes_phrase(player: str, kind: str, n: int) -> str:
-        """`Bob must hit 2 more times`: what `player` owes, a whole phrase (word order differs)."""
-        if kind == "draws":
-            said = ngettext("{player} draws {n} more card", "{player} draws {n} more cards", n)
-        elif kind == "until_fire":
-            said = _("{player} must hit until cards fire")
-        elif n == 1:
-            said = _("{player} must hit once more")
-        else:
-            said = ngettext(
-                "{player} must hit {n} more time", "{player} must hit {n} more times", n
-            )
-        return said.format(player=player, n=n)
+    def _answer_hint(self) -> str:
+        rnd = self._need_round()
+        return answer_hint(
+            classic=self.classic,
+            n=rnd.pending[0].n,
+            answers=rnd.answers(),
+            challengeable=rnd.challengeable(),
+        )
 
     def _check_in_deck(self, card: Card) -> None:
         if card not in self.deck.counts:
@@ -1027,17 +851,20 @@ class Referee:
                 _("`{card}` is not in the {deck} deck").format(card=card, deck=self.deck.name)
             )
 
-    def _apply(self, step: Callable[[], None]) -> None:
-        """Run a step of the round (a refused one changes nothing); its RuleError is worded
-        with the players' names."""
+    def _round_step(self, step: Callable[[], None]) -> list[Outcome]:
+        """Run a step of the round (a refused one changes nothing; its RuleError is worded
+        with the players' names) and return what it did."""
+        rnd = self.round
+        assert rnd is not None
+        rnd.outcomes.clear()
         try:
             step()
         except RuleError as exc:
             raise RuleError(self._reworded(exc)) from None
+        return _taken(rnd)
 
     def _reworded(self, exc: RuleError) -> str:
         text = self.named(message_of(exc))
-
         top = self.round.top if self.round is not None else None
         if top is not None and isinstance(exc, NoMatch):
             said = (
@@ -1053,117 +880,37 @@ class Referee:
             )
         return text
 
-    def _snapshot(self) -> dict[str, Any]:
-        rnd = self.round
-        assert rnd is not None
-        return {
-            "direction": rnd.direction,
-            "pending": [(d.seat, d.kind, d.n) for d in rnd.pending],
-            "bonus": rnd.bonus,
-            "origin": rnd.origin,
-        }
-
-    def _walk(self, start: int, end: int) -> list[int]:
-        """Seats from `start` up to (not including) `end` in the direction of play."""
-        rnd = self.round
-        assert rnd is not None
-        out: list[int] = []
-        seat = start
-        for _step in range(len(self.players)):
-            if seat == end:
-                break
-            out.append(seat)
-            seat = rnd.next_seat(seat)
-        return out
-
-    def _after_play(self, seat: int, before: dict[str, Any], target: int | None) -> list[str]:
-        """What a play did, in words: reverse, skips, trade, obligations, bonus, out."""
-        rnd = self.round
-        assert rnd is not None
-        msgs: list[str] = []
-        reversed_ = rnd.direction != before["direction"]
-        if reversed_ and len(rnd.seats) > 2:
-            msgs.append(_("direction reversed"))
-        start = seat if reversed_ or not before["bonus"] else before["origin"]
-        owing = {d.seat for d in rnd.pending}
-        if rnd.winner is None:
-            # The seats passed over: up to the turn, or in a bonus turn up to the last skipped.
-            end = rnd.next_seat(rnd.origin) if rnd.bonus else rnd.turn
-            skipped = self._walk(rnd.next_seat(start), end)
-            msgs.extend(
-                _("{player} is skipped").format(player=self.name(s))
-                for s in skipped
-                if s not in owing
-            )
-        if target is not None and rnd.top.face == "TH":
-            msgs.append(
-                _("{player} and {other} trade hands").format(
-                    player=self.name(seat), other=self.name(target)
-                )
-            )
-        if rnd.winner is not None:
-            msgs.append(_("{player} is out!").format(player=self.name(seat)))
-        elif rnd.bonus:
-            msgs.append(
-                _("{player} may play one more card (or `pass`)").format(player=self.name(seat))
-            )
-        if [(d.seat, d.kind, d.n) for d in rnd.pending] != before["pending"]:
-            msgs.extend(self._owed_msgs(str(rnd.top)))
-        return msgs
-
-    def _after_take(self, seat: int, before: dict[str, Any]) -> list[str]:
-        rnd = self.round
-        assert rnd is not None
-        who = self.name(seat)
-        if before["pending"] and len(rnd.pending) == len(before["pending"]):
-            due = rnd.pending[0]  # the same obligation, not served yet
-            return [self._owes_phrase(who, due.kind, due.n)]
-        if self.taking == seat:  # classic: the card did not come
-            return [
-                _("{player} still draws 1 card: it comes after `clear` (jam) or `load N`").format(
-                    player=who
-                )
-            ]
-        if rnd.fired_play and rnd.turn == seat and not rnd.pending:
-            said = (
-                _("{player} may play the drawn card, or `pass`")
-                if self.classic
-                else _("{player} may play a card the launcher fired, or `pass`")
-            )
-            return [said.format(player=who)]
-        return self._owed_msgs("")
-
-    def _owed_msgs(self, why: str) -> list[str]:
+    def _owing(self, why: str, card: Card | None = None) -> list[Outcome]:
+        """What is owed first now (nothing when nothing is), after a move of kind `why`."""
         rnd = self.round
         if rnd is None or not rnd.pending:
             return []
         due = rnd.pending[0]
-        if rnd.answerable() and self.classic:
-            return [
-                _("{player} must {choices}").format(
-                    player=self.name(due.seat), choices=self._answer_hint()
-                )
-            ]
-        reason = " (" + why + ")" if why else ""
-        if due.face is None:
-            reason = " (UNO)"
-        return [self._owes_phrase(self.name(due.seat), due.kind, due.n) + reason]
+        answers = tuple(sorted(rnd.answers()))
+        return [Owing(due.seat, due.kind, due.n, due.face, why, card, answers, rnd.challengeable())]
 
-    def _maybe_end_round(self) -> list[str]:
+    def _maybe_end_round(self) -> list[Outcome]:
         rnd = self.round
         if rnd is None or not rnd.over or self.phase != "play":
             return []
         self.phase = "score"
         self.taking = None
-        msgs = [
-            _("round {round} is over: {player} went out").format(
-                round=self.round_no, player=self.name(rnd.winner or 0)
-            )
-        ]
-
+        told: list[Outcome] = [RoundOver(self.round_no, rnd.winner or 0)]
         if not self.to_enter():  # nobody else holds cards (cannot happen at a real table)
-            msgs.extend(self._score_round())
-        return msgs
+            told += self._score_round()
+        return told
+
+
+def _taken(rnd: BlindRound) -> list[Outcome]:
+    """What the round recorded since it was last asked (and forget it)."""
+    told = list(rnd.outcomes)
+    rnd.outcomes.clear()
+    return told
+
+
+def _owes_changed(told: list[Outcome]) -> bool:
+    """Whether a step added an obligation or served one (what is owed first may be new)."""
+    return any(isinstance(o, Owes | Served) for o in told)
 
 
 def is_card(word: str) -> bool:

@@ -38,11 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from engine import table_view
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.cards import COLORS, Card, parse_card
 from engine.console import Console
 from engine.effects import effect_of
 from engine.errors import InputError, RuleError, UnoError
+from engine.narrate import Narrator
+from engine.outcomes import Outcome, PressNote
 from engine.referee import (
     COLOR_WORDS,
     MODES,
@@ -218,40 +221,15 @@ class TableSession:
 
     def next_step(self) -> str:
         """What happens next, in words: the prompt without its `> `."""
-        ref = self.ref
-        if self.asking:
-            return self.asking.text
-        where = "[" + _("round {round}").format(round=ref.round_no) + "] "
-        if ref.phase == "deal":
-            return where + _("{dealer} deals: card turned up").format(dealer=ref.name(ref.dealer))
-        if ref.phase == "score":
-            seat = ref.to_enter()[0]
-            return where + _("cards left in {player}'s hand ({count})").format(
-                player=ref.name(seat), count=ref.hand[seat]
-            )
-        if ref.phase == "over":
-            return "[" + _("game over") + "] " + _("status, scores or quit")
-        hitter = ref.hitter()
-        if hitter is not None and (
-            ref.classic or (ref.round is not None and ref.round.answerable())
-        ):
-            return where + ref.name(hitter) + ": " + ref.owed()
-        if hitter is not None:
-            return where + _("{player}: {owed}, press the button").format(
-                player=ref.name(hitter), owed=ref.owed()
-            )
-        if ref.bonus:
-            said = _("{player} ({count}) on {card} {colour} (one more card or pass)")
-        elif ref.may_play_taken():
-            said = _("{player} ({count}) on {card} {colour} (play what came, or pass)")
-        else:
-            said = _("{player} ({count}) on {card} {colour}")
-        return where + said.format(
-            player=ref.name(ref.turn),
-            count=ref.hand[ref.turn],
-            card=ref.top,
-            colour=colour_name(ref.color),
-        )
+        return table_view.next_step(self.ref, self.asking.text if self.asking else None)
+
+    def told(self, said: list[Any]) -> list[str]:
+        """What the table says of a step: outcomes worded by the narrator, lines as they are."""
+        narrator = Narrator(self.ref.players, classic=self.ref.classic)
+        lines: list[str] = []
+        for item in said:
+            lines.extend(narrator.lines([item]) if isinstance(item, Outcome) else [item])
+        return lines
 
     def view(self) -> dict[str, Any]:
         """The table's state as JSON-able data, for whoever shows it: `unoattack table --json`
@@ -260,7 +238,7 @@ class TableSession:
         `seat` it is live for; `aim`), the dispense in flight (classic) and how many steps
         `undo` can take back."""
         with self._lock:
-            data = self.ref.summary()
+            data = table_view.summary(self.ref)
             hitter = data["hitter"]
             if self.box is None:
                 button = {"box": False, "locked": None, "seat": hitter, "aim": None}
@@ -316,10 +294,10 @@ class TableSession:
             self._done(before, phase, msgs, undoable=not undo)
             return True
 
-    def apply(self, change: Callable[[Referee], list[str]]) -> list[str]:
+    def apply(self, change: Callable[[Referee], list[Outcome]]) -> list[Outcome]:
         """One change of the game made by code rather than typed: `change(referee)` calls the
-        referee (a bot at the table telling it what it did, `demo --web`) and returns its
-        messages. It is a step of the session like a typed line: said, undoable, saved, the
+        referee (a bot at the table telling it what it did, `demo --web`) and returns what
+        happened. It is a step of the session like a typed line: said, undoable, saved, the
         button brought in step. UnoError when the referee refuses any part of it: then
         nothing has changed."""
         with self._lock:
@@ -340,9 +318,9 @@ class TableSession:
         the state file and the button."""
         if undoable and self.ref.to_dict() != before:
             self._remember(before)
-        self.say(*msgs)
+        self.say(*self.told(msgs))
         if phase == "score" and self.ref.phase in ("deal", "over"):
-            self.say(*self.ref.scoreboard())
+            self.say(*table_view.scoreboard(self.ref))
         self._after_change()
 
     def _refuse(self, message: str) -> None:
@@ -387,10 +365,10 @@ class TableSession:
             self.say(_(HELP))
             return None
         if head == "status":
-            self.say(*ref.status())
+            self.say(*table_view.status(ref))
             return None
         if head == "scores":
-            self.say(*ref.scoreboard())
+            self.say(*table_view.scoreboard(ref))
             return None
         if head == "quit":
             self.running = False
@@ -859,7 +837,7 @@ class TableSession:
         if self.last_hitter is None or count <= 0:
             return False
         before = self.ref.to_dict()
-        self.say(*self.ref.stray(self.last_hitter, count))
+        self.say(*self.told(self.ref.stray(self.last_hitter, count)))
         if self.ref.to_dict() != before:
             self._remember(before, by_box=True)
         return True
@@ -889,16 +867,12 @@ class TableSession:
                 )
             return bool(ejected)
         before = self.ref.to_dict()
-        note = _("press {press}, dry streak {streak}").format(
-            press=event.get("press_id"), streak=event.get("dry_streak", 0)
-        )
-        if reason not in ("fired", "dry"):
-            note += f", {reason}"
+        note = PressNote(event.get("press_id"), event.get("dry_streak", 0), reason)
         msgs = self.ref.press(ejected, note)
         self._remember(before, by_box=True)
-        self.say(*msgs)
+        self.say(*self.told(msgs))
         if self.ref.phase in ("deal", "over"):
-            self.say(*self.ref.scoreboard())
+            self.say(*table_view.scoreboard(self.ref))
         return True
 
     def _on_dispensed(self, event: dict[str, Any], ejected: int) -> bool:
@@ -929,16 +903,12 @@ class TableSession:
                 )
             return True
         before = self.ref.to_dict()
-        msgs = self.ref.press(
-            ejected,
-            _("dispense {press}, {reason}").format(
-                press=event.get("press_id"), reason=event.get("reason")
-            ),
-        )
+        note = PressNote(event.get("press_id"), reason=event.get("reason"), dispense=True)
+        msgs = self.ref.press(ejected, note)
         self._remember(before, by_box=True)
-        self.say(*msgs)
+        self.say(*self.told(msgs))
         if self.ref.phase in ("deal", "over"):
-            self.say(*self.ref.scoreboard())
+            self.say(*table_view.scoreboard(self.ref))
         if self.dispense_hold and self.ref.dispense_due() is not None:
             self.say(_("the rest is dispensed after `clear` (jam) or `load N` (refilled)"))
         return True
@@ -1144,7 +1114,7 @@ class TableSession:
         if self.box is not None:
             threading.Thread(target=read_events, daemon=True, name="table-box").start()
         self.start()
-        self.say(*self.ref.status())
+        self.say(*table_view.status(self.ref))
         next_prompt()
         code = 0
         deferred: deque[tuple[str, Any]] = deque()

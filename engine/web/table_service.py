@@ -27,6 +27,7 @@ from typing import Any
 
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
+from engine.outcomes import Outcome as Told
 from engine.referee import Referee
 from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
 from engine.web.box_panel import BoxPanel
@@ -140,7 +141,7 @@ class _Lines:
 
 
 Publisher = Callable[[dict[str, Any]], Any]
-Change = Callable[[Referee], list[str]]
+Change = Callable[[Referee], list[Told]]
 
 
 class TableService:
@@ -252,12 +253,13 @@ class TableService:
     def apply(self, change: Change, cause: dict[str, Any]) -> list[str]:
         """One change of the referee made by code, not typed (`demo --web`: what the bots did,
         told to the referee), applied as one step of the session (`TableSession.apply`) and
-        published; its messages. UnoError (nothing changed) when the referee refuses it."""
+        published; what the table said of it. UnoError (nothing changed) when the referee
+        refuses it."""
         with self._lock:
-            messages = self.session.apply(change)
+            self.session.apply(change)
             said = self._out.take()
             self._publish(said, cause)
-            return said or messages
+            return said
 
     # -- the box ----------------------------------------------------------------------------
     def handle_event(self, event: dict[str, Any]) -> None:

@@ -20,8 +20,11 @@ from hypothesis import strategies as st
 
 from engine.cards import COLORS, parse_card
 from engine.errors import InputError, RuleError
+from engine.narrate import Narrator
+from engine.outcomes import Outcome, PressNote
 from engine.referee import Referee
 from engine.table import TableSession, load_state
+from engine.table_view import owed
 
 
 def c(text: str):
@@ -33,6 +36,11 @@ def table(n: int = 3, deck: str = "attack", first: str = "R5", **kw: Any) -> Ref
     ref = Referee(names, deck=deck, **kw)
     ref.start_round(c(first), "G" if c(first).is_wild else None)
     return ref
+
+
+def said(ref: Referee, outcomes: list[Outcome]) -> list[str]:
+    """What the table says of `outcomes` (the narrator's lines)."""
+    return [str(line) for line in Narrator(ref.players, classic=ref.classic).lines(outcomes)]
 
 
 def rejected(ref: Referee, fn, *args, **kw) -> str:
@@ -51,10 +59,10 @@ def test_each_press_counts_for_the_seat_that_owes_and_gives_it_the_cards():
     ref = table()  # Ann deals, Bob starts
     assert ref.hitter() is None
     ref.play(c("RH2"))
-    assert ref.hitter() == 2 and ref.owed() == "2 more hits"
+    assert ref.hitter() == 2 and owed(ref) == "2 more hits"
     ref.press(0)
-    assert ref.owed() == "1 more hit"
-    msgs = ref.press(3, "press 2, dry streak 1")
+    assert owed(ref) == "1 more hit"
+    msgs = said(ref, ref.press(3, PressNote(press=2, streak=1, reason="fired")))
     assert msgs[0] == "Cat takes 3 cards (holds 10) [press 2, dry streak 1]"
     assert ref.hitter() is None
     assert ref.hand[2] == 10 and ref.fired[2] == 3 and ref.presses[2] == 2
@@ -81,13 +89,13 @@ def test_a_card_slipping_out_goes_to_the_last_hitter():
     ref = table()
     ref.hit()
     ref.press(1)
-    assert ref.stray(1, 2)[0].startswith("2 cards slipped out after Bob's last hit")
+    assert said(ref, ref.stray(1, 2))[0].startswith("2 cards slipped out after Bob's last hit")
     assert ref.hand[1] == 10 and ref.fired[1] == 3
 
 
 def test_a_hand_count_can_be_corrected_but_not_to_nothing():
     ref = table()
-    assert ref.set_hand(2, 9) == ["Cat holds 9 cards (was 7)"]
+    assert said(ref, ref.set_hand(2, 9)) == ["Cat holds 9 cards (was 7)"]
     assert "1 to 112" in rejected(ref, ref.set_hand, 2, 0)
 
 
@@ -144,7 +152,7 @@ def test_the_card_turned_up_first():
 def test_uno_without_a_name_is_the_player_down_to_one_or_the_one_holding_two():
     ref = table()
     ref.set_hand(1, 2)
-    assert ref.call_uno() == ["Bob calls UNO"]  # Bob, to play, holds two
+    assert said(ref, ref.call_uno()) == ["Bob calls UNO"]  # Bob, to play, holds two
     ref.play(c("R7"))
     assert ref.uno == {"seat": 1, "called": True}
     assert "who called UNO" in rejected(ref, ref.call_uno)
@@ -152,13 +160,13 @@ def test_uno_without_a_name_is_the_player_down_to_one_or_the_one_holding_two():
 
 def test_a_false_uno_call_and_a_wrong_accusation_cost_two_hits():
     ref = table()
-    assert ref.call_uno(2) == ["Cat: false UNO call (7 cards), hits 2 times"]
+    assert said(ref, ref.call_uno(2)) == ["Cat: false UNO call (7 cards), hits 2 times"]
     assert ref.hitter() == 2
     ref.press(0)
     ref.press(0)
     # Without the accuser's name a wrong accusation is refused: the referee must know who.
     assert "catch Ann BY" in rejected(ref, ref.catch, 0)
-    assert ref.catch(0, 2) == ["Cat: wrong accusation of Ann, hits 2 times"]
+    assert said(ref, ref.catch(0, 2)) == ["Cat: wrong accusation of Ann, hits 2 times"]
     assert ref.hitter() == 2
 
 
@@ -166,7 +174,7 @@ def test_a_catch_in_time_and_one_too_late():
     ref = table()
     ref.set_hand(1, 2)
     ref.play(c("R7"))
-    assert ref.catch(1) == ["Bob is caught without UNO: hits 2 times"]
+    assert said(ref, ref.catch(1)) == ["Bob is caught without UNO: hits 2 times"]
     ref.press(0)
     ref.press(0)
     ref.set_hand(2, 2)
@@ -460,7 +468,7 @@ def test_a_version_1_state_is_read():
         "game_winners": [],
     }
     ref = Referee.from_dict(old)
-    assert ref.hitter() == 2 and ref.turn == 0 and ref.top == "YH2" and ref.owed() == "1 more hit"
+    assert ref.hitter() == 2 and ref.turn == 0 and ref.top == "YH2" and owed(ref) == "1 more hit"
 
 
 # -- the session without a box ---------------------------------------------------------------
