@@ -20,8 +20,8 @@ COMMANDS: dict[str, str] = {
     "sim": "engine.sim",
     "sweep": "engine.sweep",
     "scenario": "engine.scenario",
-    "demo": "engine.demo",
-    "table": "engine.table",
+    "demo": "engine.demo_cli",
+    "table": "engine.table.cli",
     "watch": "engine.watch",
     "serve": "engine.web.serve",
 }

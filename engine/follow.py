@@ -24,7 +24,7 @@ from typing import Any
 
 from engine.game import Action, Round
 from engine.outcomes import Outcome
-from engine.referee import Referee
+from engine.table.referee import Referee
 
 __all__ = ["Change", "Follower", "Step"]
 

@@ -22,18 +22,37 @@ from typing import Any
 
 from engine.cards import format_cards
 from engine.outcomes import (
+    AimFailed,
     BonusTurn,
+    BoxEmpty,
+    BoxJammed,
+    BoxNews,
+    BoxTrouble,
+    ButtonLive,
+    ButtonLocked,
+    Cancelled,
     Challenged,
+    Cleared,
     ColourNamed,
+    ConnectionLost,
     DealerFirst,
     DealerSet,
+    DispenseHeld,
+    DispensePending,
+    DispenseRefused,
+    DispenseSent,
+    DispenseUnanswered,
     DrawStarted,
     Drew,
     Fired,
     GameOver,
+    GameSaved,
     HandEntered,
     HandSet,
     HitStarted,
+    Loaded,
+    LockedForGoodbye,
+    LockFailed,
     MayPlayTaken,
     NextDeal,
     Outcome,
@@ -45,7 +64,11 @@ from engine.outcomes import (
     Played,
     PlayerOut,
     PressNote,
+    PressRefused,
+    PressUnreported,
     Reloaded,
+    ResendArmed,
+    Resuming,
     Reversed,
     RoundOver,
     RoundScored,
@@ -59,11 +82,14 @@ from engine.outcomes import (
     Traded,
     TurnedBack,
     TurnedUp,
+    Undone,
     UnoCalled,
+    Unowed,
     WentOut,
 )
 from engine.words import answer_hint, colour_name, owes_phrase, penalty_words, plural, shown
-from i18n import _, ngettext
+from i18n import N_, _, ngettext
+from wire.text import news
 
 __all__ = ["Narrator", "log_lines"]
 
@@ -183,6 +209,12 @@ class Narrator:
         return [_("{player} deals round {round}").format(player=self.name(o.seat), round=o.round)]
 
     def round_started(self, o: RoundStarted) -> list[str]:
+        if o.loaded is not None:
+            return [
+                _("{dealer} deals, {card} turned up, {cards} in the launcher").format(
+                    dealer=self.name(o.dealer), card=shown(o.card), cards=plural(o.loaded, "card")
+                )
+            ]
         return [
             _("round {round}: {dealer} dealt, {card} turned up").format(
                 round=o.round, dealer=self.name(o.dealer), card=shown(o.card)
@@ -316,6 +348,51 @@ class Narrator:
             _("round {round}: {dealer} deals").format(round=o.round, dealer=self.name(o.dealer))
         ]
 
+    # -- the box's, and the session's ---------------------------------------------------------
+    def button_live(self, o: ButtonLive) -> list[str]:
+        if o.seat is None:
+            return [_("box: button live")]
+        return [_("box: button live for {player}").format(player=self.name(o.seat))]
+
+    def box_news(self, o: BoxNews) -> list[str]:
+        said = news(o.event)
+        return [said] if said is not None else []
+
+    def unowed(self, o: Unowed) -> list[str]:
+        if o.why == "no_hitter":
+            said = _("box fired {cards} but nobody owed a hit: put them back into the launcher")
+        elif o.why == "not_ours":
+            said = _("box fired {cards} that nobody was owed: put them back into the launcher")
+        else:
+            said = _("box fired {cards} nobody owed: put them back")
+        return [said.format(cards=plural(o.cards, "card"))]
+
+    def dispense_pending(self, o: DispensePending) -> list[str]:
+        if o.sent:
+            said = _("waiting for the box to report the dispense of {cards} for {player}")
+        else:
+            said = _(
+                "the referee stopped while sending a dispense of {cards} for {player}: it "
+                "counts when the box reports it; if the launcher never fired them, type "
+                "`resend`"
+            )
+        return [said.format(cards=plural(o.cards, "card"), player=self.name(o.seat))]
+
+
+def _said(
+    text: str, **args: Callable[[Narrator, Any], object]
+) -> Callable[[Narrator, Any], list[str]]:
+    """A wording that is one message, its arguments read from the outcome."""
+
+    def word(narrator: Narrator, o: Any) -> list[str]:
+        return [_(text).format(**{k: get(narrator, o) for k, get in args.items()})]
+
+    return word
+
+
+def _cards(n: Narrator, o: Any) -> object:
+    return plural(o.cards, "card")
+
 
 # Each kind the table announces, and the narrator's method that words it.
 _WORDS: dict[type[Any], Callable[[Narrator, Any], list[str]]] = {
@@ -349,6 +426,72 @@ _WORDS: dict[type[Any], Callable[[Narrator, Any], list[str]]] = {
     PlayerOut: Narrator.player_out,
     GameOver: Narrator.game_over,
     NextDeal: Narrator.next_deal,
+    ButtonLocked: _said(N_("box: button locked")),
+    ButtonLive: Narrator.button_live,
+    BoxNews: Narrator.box_news,
+    BoxJammed: _said(N_("box: jammed: take out the stuck cards, then type `clear`")),
+    BoxEmpty: _said(
+        N_(
+            "box: the launcher is empty: shuffle the discard pile (all but the top card) into it "
+            "and type `load N`"
+        )
+    ),
+    PressRefused: _said(
+        N_("box: press {press} refused ({reason}): it does not count"),
+        press=lambda n, o: o.press,
+        reason=lambda n, o: o.reason,
+    ),
+    Unowed: Narrator.unowed,
+    DispenseSent: _said(
+        N_("box: dispensing {cards} for {player}"),
+        cards=_cards,
+        player=lambda n, o: n.name(o.seat),
+    ),
+    DispenseHeld: _said(N_("the rest is dispensed after `clear` (jam) or `load N` (refilled)")),
+    DispenseUnanswered: _said(
+        N_(
+            "box: no answer to the dispense of {cards} ({error}); they count when the box "
+            "reports them; if the launcher never fired, type `resend`"
+        ),
+        cards=_cards,
+        error=lambda n, o: o.error,
+    ),
+    DispenseRefused: _said(
+        N_("box: cannot dispense {cards}: {error}; `clear` retries"),
+        cards=_cards,
+        error=lambda n, o: o.error,
+    ),
+    DispensePending: Narrator.dispense_pending,
+    ResendArmed: _said(N_("the dispense will be sent again")),
+    AimFailed: _said(
+        N_("box: cannot aim at {player}: {error}"),
+        player=lambda n, o: n.name(o.seat),
+        error=lambda n, o: o.error,
+    ),
+    BoxTrouble: _said(N_("box: {error}"), error=lambda n, o: o.error),
+    Loaded: lambda n, o: [
+        (_("box hopper: {cards}") if o.box else _("launcher holds {cards}")).format(
+            cards=plural(o.cards, "card")
+        )
+    ],
+    Cleared: _said(N_("box: {state}"), state=lambda n, o: o.state),
+    LockedForGoodbye: _said(
+        N_(
+            "box: button locked while no referee is running; running the same command again "
+            "unlocks it when someone must hit (`launcher send PORT unlock` frees it for play "
+            "without the referee)"
+        )
+    ),
+    LockFailed: _said(N_("box: could not lock the button: {error}"), error=lambda n, o: o.error),
+    PressUnreported: _said(N_("box: the press was not reported; type `press` again")),
+    ConnectionLost: _said(N_("box connection lost: {error}"), error=lambda n, o: o.error),
+    Undone: _said(N_("undone: {state}"), state=lambda n, o: o.state),
+    Cancelled: _said(N_("cancelled")),
+    Resuming: _said(N_("resuming the game saved in {path}"), path=lambda n, o: o.path),
+    GameSaved: _said(
+        N_("game saved in {path}; run the same command again to resume"),
+        path=lambda n, o: o.path,
+    ),
 }
 # What the table does not announce: each is told by another outcome or by the state.
 SILENT: frozenset[type[Outcome]] = frozenset(
@@ -359,7 +502,7 @@ SILENT: frozenset[type[Outcome]] = frozenset(
 # -- the scenario log: English, about seats --------------------------------------------------
 
 
-def _cards(n: int) -> str:
+def _log_cards(n: int) -> str:
     return f"{n} card{'s' if n != 1 else ''}"
 
 
@@ -368,7 +511,7 @@ def _owed_log(kind: str, n: int) -> str:
         return "hit until a card fires"
     if kind == "hits":
         return f"hit {n} more time{'s' if n != 1 else ''}"
-    return f"draw {_cards(n)}"
+    return f"draw {_log_cards(n)}"
 
 
 def _played_log(o: Played) -> list[str]:
@@ -408,8 +551,8 @@ _LOG: dict[type[Outcome], Callable[..., list[str]]] = {
     UnoCalled: lambda o: [f"seat {o.seat} calls UNO"],
     Penalised: _penalised_log,
     Reloaded: lambda o: [f"launcher reloaded with {o.cards} cards from the discard pile"],
-    Fired: lambda o: [f"seat {o.seat} hits: {_cards(o.count)}"],
-    Drew: lambda o: [f"seat {o.seat} draws {_cards(o.count)}"],
+    Fired: lambda o: [f"seat {o.seat} hits: {_log_cards(o.count)}"],
+    Drew: lambda o: [f"seat {o.seat} draws {_log_cards(o.count)}"],
     Challenged: _challenged_log,
     WentOut: lambda o: [f"seat {o.seat} goes out"],
 }

@@ -14,6 +14,7 @@ function in the narrator (`tests/engine/test_narrate.py` checks that every kind 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from engine.cards import Card
 
@@ -251,11 +252,13 @@ class DealerSet(Outcome):
 
 @dataclass(frozen=True, slots=True)
 class RoundStarted(Outcome):
-    """Round `round`: `dealer` dealt and turned up `card`."""
+    """Round `round`: `dealer` dealt and turned up `card`; `loaded`: the cards in the launcher
+    (the demo knows them; a table does not)."""
 
     round: int
     dealer: int
     card: Card
+    loaded: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,3 +410,182 @@ class NextDeal(Outcome):
 
     round: int
     dealer: int
+
+
+# -- what the box did, and what the table says of it (engine/table/boxsync.py) ---------------
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonLocked(Outcome):
+    """The box's button is locked (nobody owes a hit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonLive(Outcome):
+    """The box's button is live, for `seat` (None: nobody in particular)."""
+
+    seat: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BoxNews(Outcome):
+    """A box event that changes play (a fault, a latched state), worded by wire/text.py."""
+
+    event: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class BoxJammed(Outcome):
+    """The box jammed: the stuck cards come out, then `clear`."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoxEmpty(Outcome):
+    """The launcher ran empty: the discard pile goes into it, then `load N`."""
+
+
+@dataclass(frozen=True, slots=True)
+class PressRefused(Outcome):
+    """The box refused press `press` (`reason`: locked, a full queue, ...): it counts for
+    nobody."""
+
+    press: int | None
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Unowed(Outcome):
+    """The box fired `cards` that nobody was owed: they go back into the launcher. `why`:
+    ``no_hitter`` (nobody owed a hit), ``not_ours`` (not the dispense the referee sent),
+    ``moved_on`` (the dispense's cards are no longer owed)."""
+
+    cards: int
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class DispenseSent(Outcome):
+    """Classic: the box dispenses `cards` for `seat`."""
+
+    seat: int
+    cards: int
+
+
+@dataclass(frozen=True, slots=True)
+class DispenseHeld(Outcome):
+    """Classic: a short dispense; the rest comes after `clear` or `load N`."""
+
+
+@dataclass(frozen=True, slots=True)
+class DispenseUnanswered(Outcome):
+    """Classic: the box did not answer the dispense of `cards` (`error`): they count when it
+    reports them; `resend` if it never fired."""
+
+    cards: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class DispenseRefused(Outcome):
+    """Classic: the box refused to dispense `cards` (`error`); `clear` retries."""
+
+    cards: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class DispensePending(Outcome):
+    """At a restart: the dispense of `cards` for `seat` was being sent (`sent`: the box took
+    it and its result is awaited; otherwise it may never have gone out)."""
+
+    seat: int
+    cards: int
+    sent: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ResendArmed(Outcome):
+    """Classic: the dispense lost in a crash will be sent again."""
+
+
+@dataclass(frozen=True, slots=True)
+class AimFailed(Outcome):
+    """The box could not aim at `seat` (`error`)."""
+
+    seat: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class BoxTrouble(Outcome):
+    """A box command failed (`error`)."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded(Outcome):
+    """The launcher holds `cards` (`box`: the box's hopper said so)."""
+
+    cards: int
+    box: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Cleared(Outcome):
+    """The box was cleared; it is now in `state`."""
+
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class LockedForGoodbye(Outcome):
+    """The referee stops: the button is locked until one runs again."""
+
+
+@dataclass(frozen=True, slots=True)
+class LockFailed(Outcome):
+    """The referee stops, and could not lock the button (`error`)."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class PressUnreported(Outcome):
+    """A press sent from the keyboard was not reported in time: press again."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLost(Outcome):
+    """The connection to the box was lost (`error`)."""
+
+    error: str
+
+
+# -- what the session says of itself (engine/table/session.py) --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Undone(Outcome):
+    """The last step was taken back; `state` is what happens next now."""
+
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled(Outcome):
+    """A question was left unanswered (an empty line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resuming(Outcome):
+    """The game saved in `path` goes on."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameSaved(Outcome):
+    """The game is saved in `path`; the same command resumes it."""
+
+    path: str

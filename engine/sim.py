@@ -28,7 +28,7 @@ from engine.executors import (
     check_workers,
     executor_for,
 )
-from engine.game import SCORING_MODES, Game, Round
+from engine.game import SCORING_MODES, Action, Game, Round
 from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
 from engine.words import plural
@@ -176,16 +176,18 @@ def play_round(
     *,
     max_actions: int = MAX_ACTIONS_PER_ROUND,
     where: str = "round",
+    apply: Callable[[Action], None] | None = None,
 ) -> int:
     """Play `rnd` to its end with `bots` (one per seat); return the number of actions applied.
 
     Before each move the seats get a chance to act out of turn whenever that can matter (a
     player just went down to one card, or jump-in is on), the player who made the last play first.
+    `apply` applies each move (default `rnd.apply`; the demo's shows and presses as it goes).
     """
     actions = 0
     jump_in = rnd.rules.jump_in
     seats = rnd.seats
-    apply = rnd.apply
+    apply = rnd.apply if apply is None else apply
     choose = [bot.choose for bot in bots]  # bound once: this loop runs for every move
     act: Any = None
     try:

@@ -21,6 +21,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 import i18n
@@ -380,3 +381,22 @@ def check_outputs(
         folder = Path(target).parent
         if not (folder.is_dir() and os.access(folder, os.W_OK)):
             raise error(f"{option} {target}: folder {folder} does not exist or is not writable")
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, like Ctrl-C, so every
+    `finally` runs and the child is stopped."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -72,11 +72,11 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 # Requests a page may send: their fields and the type of each.
 FIELDS: dict[str, dict[str, type]] = {
-    "act": {"line": str},
+    "act": {"command": dict, "line": str},
     "box": {"op": str, "params": dict},
     "ping": {},
 }
-REQUIRED: dict[str, tuple[str, ...]] = {"act": ("line",), "box": ("op",), "ping": ()}
+REQUIRED: dict[str, tuple[str, ...]] = {"act": (), "box": ("op",), "ping": ()}
 BOX_OPS = ("reset", "status", "model", "model.set")
 MAX_PARAMS = 16
 
@@ -118,6 +118,8 @@ def check_request(kind: object, data: dict[str, Any]) -> str | None:
     for key in REQUIRED[kind]:
         if key not in data:
             return f"`{kind}` needs `{key}`"
+    if kind == "act" and ("command" in data) == ("line" in data):
+        return "`act` needs a `command` (or a `line` as typed at `unoattack table`), one of them"
     for key, wanted in allowed.items():
         if key in data and not isinstance(data[key], wanted):
             want = {str: "a string", dict: "an object"}[wanted]
@@ -238,7 +240,7 @@ class WebApp:
                 ),
             }
         if kind == "act":
-            outcome = await to_thread.run_sync(self.service.act, data["line"])
+            outcome = await to_thread.run_sync(self.service.request, data)
         else:
             outcome = await to_thread.run_sync(self.service.box_op, data["op"], data.get("params"))
         reply = say_in(language(lang), outcome.to_dict())

@@ -16,8 +16,13 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
-from engine.demo import Spectator
-from engine.errors import UnoError
+from engine.boxport import mock_box
+from engine.demo import NAMES, Demo, Screen, Spectator, show_summary
+from engine.errors import InputError, UnoError
+from engine.follow import Follower
+from engine.web.serve import add_web_arguments, need_web_extra
+from engine.web.table_service import TableService, demo_table
+from firmware.commandline import signals_as_interrupt
 
 if TYPE_CHECKING:
     from engine.web.server import WebServer
@@ -43,21 +48,18 @@ class TableSpectator(Spectator):
     def __init__(
         self, service: Any, names: list[str], *, pace: float, stop: threading.Event
     ) -> None:
-        from engine.follow import Follower
-
-        self._follower_type = Follower
         self.service = service
         self.names = names
         self.pace = pace
         self.stop = stop
-        self.follower: Any = None
+        self.follower: Follower | None = None
         self._facts: dict[str, Any] = {}
         self._seat: int | None = None  # who the move being made is by (a dispense's seat)
         self._cause: dict[str, Any] = {}
 
     def round_started(self, rnd: Any) -> None:
         self._cause = {"demo": "deal"}
-        self.follower = self._follower_type(rnd, self._step)
+        self.follower = Follower(rnd, self._step)
 
     def before(self, rnd: Any, act: Any) -> None:
         if self.stop.is_set():
@@ -94,8 +96,6 @@ class TableSpectator(Spectator):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """`demo`'s web options: --web, --pace and where the page listens."""
-    from engine.web.serve import add_web_arguments
-
     p.add_argument(
         "--web",
         action="store_true",
@@ -128,12 +128,6 @@ def run(
     """Start the mock box, the referee and the server; the bots play once the pages are
     there; serve until Ctrl-C (or `server.shutdown()`: `server` is made from `args` unless
     given). Exit code 1 when the game failed (cards not conserved, the referee disagreeing)."""
-    from engine.boxport import mock_box
-    from engine.demo import NAMES, Demo, Screen, show_summary, signals_as_interrupt
-    from engine.errors import InputError
-    from engine.web.serve import need_web_extra
-    from engine.web.table_service import TableService, demo_table
-
     out = out or sys.stdout
     need_web_extra()
     if not 0 <= args.pace <= 60:

@@ -13,7 +13,12 @@ import os
 import sys
 from typing import Any
 
+from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.errors import UnoError
+from engine.table.cli import add_game_arguments, options_of
+from engine.web.server import DEFAULT_HTTP, WebServer
+from engine.web.table_service import TableService, open_table
+from firmware.commandline import signals_as_interrupt
 
 __all__ = ["add_web_arguments", "need_web_extra", "register", "run_serve"]
 
@@ -35,8 +40,6 @@ def need_web_extra() -> None:
 
 def add_web_arguments(p: argparse.ArgumentParser) -> None:
     """Where the page is served, and who may join: shared by `serve` and `demo --web`."""
-    from engine.web.server import DEFAULT_HTTP
-
     p.add_argument(
         "--http",
         default=DEFAULT_HTTP,
@@ -61,9 +64,6 @@ def add_web_arguments(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers: Any) -> None:
     """Add the `serve` subcommand."""
-    from engine.boxport import add_box_arguments
-    from engine.table import add_game_arguments
-
     p = subparsers.add_parser(
         "serve",
         help="the table referee as a live web page for phones",
@@ -82,18 +82,13 @@ def register(subparsers: Any) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     """`unoattack serve`."""
     need_web_extra()
-    from engine.boxport import check_box_arguments, open_box
-    from engine.demo import signals_as_interrupt
-    from engine.table import check_game
-    from engine.web.server import WebServer
-    from engine.web.table_service import TableService, open_table
-
     check_box_arguments(args)  # usage errors before anything starts
-    saved = check_game(args)
+    options = options_of(args)
+    saved = options.check()
     server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
     try:
-        with signals_as_interrupt(), open_box(args, saved) as box:
-            session = open_table(args, box.client, saved)
+        with signals_as_interrupt(), open_box(args, saved and saved.last_event) as box:
+            session = open_table(options, box.client, saved)
             try:
                 service = TableService(session, port=box.port)
                 server.attach(service)

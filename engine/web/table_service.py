@@ -2,12 +2,13 @@
 
 Everything the web layer knows about the referee is in this module, so that porting the web app
 to another referee means changing this file only. It uses the session's public API
-(engine/table.py, docs/web.md#code):
+(engine/table/session.py, docs/web.md#code):
 
-- **actions** are the command lines `unoattack table` accepts (docs/table.md), fed to
-  `TableSession.handle_line`; a refusal is the session's own one-line `! reason`, and a line the
-  referee needs more for (a wild's colour, a WAA's target, a DA's count) is its own `question()`,
-  with the answers it accepts;
+- **actions** are the table's typed commands (engine/table/commands.py): the page sends them as
+  JSON data (`commands.from_data`), a script may send a line as typed at `unoattack table`
+  (`commands.parse`); both go to `TableSession.act`. A refusal is the session's own one-line
+  reason, and a command the referee needs more for (a wild's colour, a WAA's target, a DA's
+  count) is its own question, with the answers it accepts, each as the whole command to send;
 - **the state** is `TableSession.view()`, the very data `unoattack table --json` prints;
 - **box events** go to `TableSession.apply_event` and `settle`, as `unoattack table` feeds
   them, with the update published in between: the page hears of a press before the button is
@@ -18,41 +19,36 @@ The table's state file is the session's own, so `table` and `serve` resume each 
 
 from __future__ import annotations
 
-import argparse
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from engine.boxport import BoxPort
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
 from engine.outcomes import Outcome as Told
-from engine.referee import Referee
-from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
+from engine.table import commands, questions
+from engine.table.boxsync import MAX_FIRED
+from engine.table.commands import QUERIES, TERMINAL_ONLY, Command
+from engine.table.options import GameOptions
+from engine.table.referee import Referee
+from engine.table.session import TableSession, build_session
+from engine.table.state_file import StateFile
 from engine.web.box_panel import BoxPanel
 from engine.words import colour_name
-from i18n import N_, _, lines_of, message_of
+from i18n import _, lines_of, message_of
 
 __all__ = [
     "MAX_LINE",
-    "Outcome",
+    "Answer",
     "TableService",
     "check_line",
     "demo_table",
-    "game_args",
     "open_table",
 ]
 
 MAX_LINE = 200  # characters in one command line; the longest real one (a hand) is ~60
-# Lines that only make sense at the terminal prompt.
-TERMINAL_ONLY = {
-    "quit": N_(
-        "`quit` is for the terminal: the web game keeps running and is saved after every action"
-    ),
-}
-# Commands that only print, for whoever asked: no update for the other pages.
-QUERIES = frozenset({"status", "scores", "help"})
 # The picker group of the words that answer each kind of question.
 ANSWER_GROUPS = {
     "colour": "colour",
@@ -75,8 +71,7 @@ def check_line(line: object) -> str | None:
         return _("line has control characters (a newline, a tab, ...): one command line per action")
     if not line.strip():
         return _("empty line: type a card or a command (`help` lists them)")
-    head = line.split()[0].lower()
-    return _(TERMINAL_ONLY[head]) if head in TERMINAL_ONLY else None
+    return None
 
 
 def _kind(value: object) -> str:
@@ -84,26 +79,28 @@ def _kind(value: object) -> str:
 
 
 @dataclass
-class Outcome:
-    """What became of one action.
+class Answer:
+    """What became of one command.
 
     `ok`: applied. `error`: the one-line reason it was refused (nothing changed). `ask`: the
-    referee needs more (its own question); `line` is the partial line to complete and `choices`
-    the words that answer it, grouped (`colour`, `player`, `number` or `answer`), as the
-    referee offers them. `messages`: what the referee said.
+    referee needs more (its own question); `command` is the command so far (as data),
+    `choices` the words that answer it, grouped (`colour`, `player`, `number` or `answer`), as
+    the referee offers them, and `answers` the whole command to send for each word.
+    `messages`: what the referee said.
     """
 
     ok: bool
     messages: list[str] = field(default_factory=list)
     error: str | None = None
     ask: str | None = None
-    line: str | None = None
+    command: dict[str, Any] | None = None
     choices: dict[str, list[str]] | None = None
+    answers: dict[str, dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for a reply; absent fields left out."""
         out: dict[str, Any] = {"ok": self.ok, "messages": list(self.messages)}
-        for key in ("error", "ask", "line", "choices"):
+        for key in ("error", "ask", "command", "choices", "answers"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -217,38 +214,60 @@ class TableService:
             return self.version
 
     # -- acting -----------------------------------------------------------------------------
-    def act(self, line: object) -> Outcome:
-        """Apply one command line, as typed at `unoattack table`."""
-        problem = check_line(line)
-        if problem is None and self.watch_only is not None:
-            problem = self.watch_only
-        if problem is not None:
-            return Outcome(False, error=problem)
-        assert isinstance(line, str)
-        text = line.strip()
+    def command_of(self, request: dict[str, Any]) -> Command | Answer:
+        """The command a request carries: its `command` (the table's command as JSON data,
+        `engine.table.commands.to_data`'s shape) or its `line` (as typed at `unoattack
+        table`); or the refusal of a request that carries none."""
+        try:
+            if "command" in request:
+                return commands.from_data(request["command"], self.session.ref)
+            line = request.get("line")
+            problem = check_line(line)
+            if problem is not None:
+                return Answer(False, error=problem)
+            assert isinstance(line, str)
+            return commands.parse(line.strip(), self.session.ref)
+        except UnoError as exc:
+            return Answer(False, error=message_of(exc))
+
+    def request(self, request: dict[str, Any]) -> Answer:
+        """Apply the command a page's `act` request carries (`command_of`)."""
         with self._lock:
-            session = self.session
+            command = self.command_of(request)
+            return command if isinstance(command, Answer) else self.act(command)
+
+    def act(self, command: Command) -> Answer:
+        """Apply one command, as `unoattack table` applies it."""
+        word = commands.word_of(command)
+        if word in TERMINAL_ONLY:
+            return Answer(False, error=_(TERMINAL_ONLY[word]))
+        if self.watch_only is not None:
+            return Answer(False, error=self.watch_only)
+        with self._lock:
             before = self._fingerprint()
-            session.refusal = None
-            session.handle_line(text)
+            reply = self.session.act(command)
             messages = self._out.take()
-            question = session.question()
-            session.forget_question()  # every page composes whole lines: never a half line
-            error = session.refusal
-            if error is not None:
-                return Outcome(False, messages=[], error=error)
+            if reply.refusal is not None:
+                return Answer(False, error=reply.refusal)
+            question = reply.question
             if question is not None:
                 group = ANSWER_GROUPS[question.kind]
-                return Outcome(
+                answers = {
+                    word: commands.to_data(
+                        questions.answered(question, word, self.session.ref.players)
+                    )
+                    for word in question.answers
+                }
+                return Answer(
                     False,
                     ask=question.text,
-                    line=question.line,
+                    command=commands.to_data(question.command),
                     choices={group: list(question.answers)},
+                    answers=answers,
                 )
-            query = text.split()[0].lower() in QUERIES
-            if not query and (messages or self._fingerprint() != before):
-                self._publish(messages, {"line": text})
-            return Outcome(True, messages=messages)
+            if word not in QUERIES and (messages or self._fingerprint() != before):
+                self._publish(messages, {"command": commands.to_data(command)})
+            return Answer(True, messages=messages)
 
     def apply(self, change: Change, cause: dict[str, Any]) -> list[str]:
         """One change of the referee made by code, not typed (`demo --web`: what the bots did,
@@ -269,9 +288,9 @@ class TableService:
             session = self.session
             before = self._fingerprint()
             presses = list(session.ref.presses)
-            last = dict(session.last_event)
+            last = dict(session.boxsync.last_event)
             session.apply_event(event)
-            if session.last_event == last:
+            if session.boxsync.last_event == last:
                 return  # an event the game had applied already (a replay): nothing to show
             ref = session.ref
             # The seat a fire counted for: the one whose press tally went up (none if refused).
@@ -314,15 +333,15 @@ class TableService:
             if messages or self.panel.snapshot() != before:
                 self._publish(messages, {"box": "status"})
 
-    def box_op(self, op: str, params: dict[str, Any] | None = None) -> Outcome:
+    def box_op(self, op: str, params: dict[str, Any] | None = None) -> Answer:
         """A box-panel control that is not a table command: `reset` (leave a latched fault),
         `status`, `model` (read the jam model) or `model.set` with `params` (the box checks every
         value against its own ranges; the config's safety limits cannot be changed)."""
         box = self.box
         if box is None:
-            return Outcome(False, error=_("no box connected (started with --port none)"))
+            return Answer(False, error=_("no box connected (started with --port none)"))
         if self.watch_only is not None and op not in ("status", "model"):
-            return Outcome(False, error=self.watch_only)
+            return Answer(False, error=self.watch_only)
         try:
             if op == "reset":
                 reply = box.reset()
@@ -337,14 +356,14 @@ class TableService:
                 changed = ", ".join(f"{k} {v}" for k, v in (params or {}).items())
                 messages = [_("box: jam model set: {changed}").format(changed=changed)]
             else:
-                return Outcome(False, error=_("unknown box control `{op}`").format(op=op))
+                return Answer(False, error=_("unknown box control `{op}`").format(op=op))
         except UnoError as exc:
-            return Outcome(False, error=_("box: {problem}").format(problem=message_of(exc)))
+            return Answer(False, error=_("box: {problem}").format(problem=message_of(exc)))
         if messages:
             with self._lock:
                 self._publish(messages, {"box": op})
         self.refresh_box()
-        return Outcome(True, messages=messages)
+        return Answer(True, messages=messages)
 
     def pump(self, stop: threading.Event) -> None:
         """Feed the box's events in until `stop` (run in a thread, like `unoattack table`'s
@@ -425,28 +444,14 @@ def _status_worth_asking(event: dict[str, Any]) -> bool:
 # Opening a table: the same session (and state file) as `unoattack table`
 
 
-def game_args(**options: Any) -> argparse.Namespace:
-    """The game options of `unoattack table` (`add_game_arguments`: players, deck, mode,
-    target, option, state, new) with their defaults, as a namespace; keyword values override
-    them (for callers that are not a command line)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    add_game_arguments(parser)
-    args = parser.parse_args(["--players", str(options.pop("players"))])
-    for key, value in options.items():
-        if not hasattr(args, key):
-            raise TypeError(f"game_args: unknown option {key!r}")
-        setattr(args, key, Path(value) if key == "state" else value)
-    return args
-
-
 def open_table(
-    args: argparse.Namespace, box: Any | None = None, saved: StateFile | None = None
+    options: GameOptions, box: BoxPort | None = None, saved: StateFile | None = None
 ) -> TableSession:
     """The session `unoattack table` would run with these game options: resumed from the
-    state file when it holds a game (unless `--new`), else a new game; started (the button in
-    step, the file written). `box` is a connected `BoxClient` or None; `saved` the game
-    `check_game` read, if any."""
-    session = build_session(args, box, _Lines(), saved=saved)  # type: ignore[arg-type]
+    state file when it holds a game (unless `new`), else a new game; started (the button in
+    step, the file written). `box` is a connected box or None; `saved` the game
+    `GameOptions.check` read, if any."""
+    session = build_session(options, box, _Lines(), saved=saved)  # type: ignore[arg-type]
     session.start()
     return session
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from engine.box import BoxLauncher
-from engine.demo import MockBox, default_config_path, demo_config
+from engine.mockbox import MockBox, default_config_path, demo_config
 from wire.client import BoxClient, BoxError
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -17,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.demo import MockBox, default_config_path, demo_config
-from engine.table import Referee, TableSession, build_session
+from engine.mockbox import MockBox, default_config_path, demo_config
+from engine.table.options import GameOptions
+from engine.table.referee import Referee
+from engine.table.session import TableSession, build_session
 from tests.wait import wait_until
 from wire.client import BoxClient
 
@@ -79,7 +80,7 @@ class Table:
         self.session = TableSession(
             ref, box=client, state_path=state, out=self.out, last_event=last
         )
-        self.session.sync_box()
+        self.session.boxsync.sync()
 
     @property
     def ref(self) -> Referee:
@@ -381,7 +382,7 @@ def test_classic_dispenses_every_draw_with_the_button_locked(box_factory, client
 
     t.type("draw")  # Bob draws: the referee dispenses 1 card for him
     t.pump_until(lambda: t.ref.hand[1] == 8)
-    assert t.ref.may_play_taken() and t.ref.turn == 1 and t.session.dispensing is None
+    assert t.ref.may_play_taken() and t.ref.turn == 1 and t.session.boxsync.dispensing is None
     t.type("pass")
     t.type("RD2")  # Cat: Ann draws 2 at once and is skipped
     t.pump_until(lambda: t.ref.hand[0] == 9)
@@ -396,29 +397,28 @@ def test_classic_dispenses_every_draw_with_the_button_locked(box_factory, client
 
     # The host dies right after sending Ann's draw: the press id is saved, the fire event is
     # not applied yet. A restarted referee waits for the box's replay and never sends again.
+    hopper = int(t.client.status()["hopper"])
     t.type("draw")
     saved = json.loads(state.read_text())
     assert saved["dispensing"]["press_id"] is not None and saved["referee"]["play"]["hand"][0] == 9
     t.client.close()
-    hopper = int(saved["last_event"]["hopper"])
 
     client = BoxClient(box.port, timeout=10.0)
     client.position.stream = saved["last_event"]["stream"]
     client.position.seq = int(saved["last_event"]["seq"])
     client.connect()
     try:
-        args = argparse.Namespace(players="Ann,Bob,Cat", state=state, new=False)
         out = io.StringIO()
-        session = build_session(args, client, out)
+        session = build_session(GameOptions(["Ann", "Bob", "Cat"], state=state), client, out)
         assert "waiting for the box to report the dispense of 1 card for Ann" in out.getvalue()
-        session.sync_box()  # must not dispense again
+        session.boxsync.sync()  # must not dispense again
         wait_until(
             lambda: session.ref.hand[0] == 10,
             60.0,
             what=out.getvalue,
             step=lambda: pump(client, session),
         )
-        assert session.dispensing is None and session.ref.may_play_taken()
+        assert session.boxsync.dispensing is None and session.ref.may_play_taken()
         assert session.ref.turn == 0
         assert client.status()["hopper"] == hopper - 1  # one card, dispensed once
         assert json.loads(state.read_text())["dispensing"] is None
@@ -434,8 +434,8 @@ def _resume(box: MockBox, state: Path) -> tuple[BoxClient, TableSession, io.Stri
     client.position.seq = int(saved["last_event"]["seq"])
     client.connect()
     out = io.StringIO()
-    args = argparse.Namespace(players="Ann,Bob,Cat", state=state, new=False)
-    return client, build_session(args, client, out), out
+    options = GameOptions(["Ann", "Bob", "Cat"], state=state)
+    return client, build_session(options, client, out), out
 
 
 @pytest.mark.timeout(180)
@@ -454,17 +454,17 @@ def test_classic_crash_before_the_press_id_was_saved(box_factory, client_factory
     client, session, out = _resume(box, state)
     try:
         assert "if the launcher never fired them, type `resend`" in out.getvalue()
-        session.sync_box()  # waits: does not send again
+        session.boxsync.sync()  # waits: does not send again
         wait_until(
             lambda: session.ref.hand[1] == 8,
             60.0,
             what=out.getvalue,
             step=lambda: pump(client, session),
         )
-        assert session.dispensing is None and client.status()["hopper"] == hopper - 1
+        assert session.boxsync.dispensing is None and client.status()["hopper"] == hopper - 1
         session.handle_line("pass")
         # Cat draws; the intent is saved, the command never left the host: `resend` sends it.
-        session.dispensing = {"seat": 2, "cards": 1, "press_id": None}
+        session.boxsync.dispensing = {"seat": 2, "cards": 1, "press_id": None}
         session.ref.draw()
         session.handle_line("resend")
         wait_until(

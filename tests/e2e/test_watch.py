@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.demo import MockBox, default_config_path, demo_config
+from engine.mockbox import MockBox, default_config_path, demo_config
 from engine.watch import describe
 
 ROOT = Path(__file__).resolve().parents[2]

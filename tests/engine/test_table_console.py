@@ -103,7 +103,7 @@ def test_the_prompt_edits_recalls_history_and_says_the_game_is_saved(tmp_path: P
 CHILD = textwrap.dedent(
     """
     import sys, threading, time
-    from engine.console import Console
+    from engine.table.console import Console
 
     console = Console(sys.stdin, sys.stdout)
     assert console.tty

@@ -32,8 +32,8 @@ from engine.errors import RuleError
 from engine.follow import Follower
 from engine.game import Action, Game, Round
 from engine.launchers import VirtualLauncher
-from engine.referee import Referee
 from engine.rules import CUSTOM_WILD_EFFECTS, rules_for
+from engine.table.referee import Referee
 
 ROUNDS = 10_000
 CHUNKS = 40

@@ -1,8 +1,9 @@
 // The table page: live state over a WebSocket, refereeing by tapping (docs/web.md).
 //
 // The page knows no rule. It shows what the server's referee says (its state, its one-line
-// reasons, its questions) and composes the same command lines `unoattack table` accepts from
-// its pickers: a card, a word, a name, a number. What a line means is the referee's business.
+// reasons, its questions) and sends the table's typed commands from its pickers, as data:
+// {word: "play", cards: ["R5"]}, {word: "catch", player: "Bob"}. What a command means is the
+// referee's business; a question comes with the whole command to send for each answer.
 // Its own words are all in text.js (`T`); the referee's come from the server.
 "use strict";
 
@@ -144,8 +145,8 @@
   }
 
   // -- acting ---------------------------------------------------------------------------------
-  async function act(line) {
-    const reply = await request("act", { line });
+  async function act(command) {
+    const reply = await request("act", { command });
     if (reply.ask) { openAsk(reply); return reply; }
     showReply(reply.ok ? (reply.messages || []).join(" · ") : reply.error, reply.ok);
     return reply;
@@ -178,7 +179,7 @@
         const label = group === "colour" ? colourName(word) : word;
         row.append(el("button", {
           type: "button", class: cls, "data-word": word, text: label,
-          onclick: () => { dialog.close(); act(`${reply.line} ${word}`); },
+          onclick: () => { dialog.close(); act(reply.answers[word]); },
         }));
       }
       box.append(row);
@@ -249,9 +250,9 @@
       renderHandEntry();
       return;
     }
-    const uno = $("with-uno").checked ? " uno" : "";
+    const uno = $("with-uno").checked;
     $("with-uno").checked = false;
-    act(card + uno);
+    act({ word: "play", cards: [card], uno });
   }
 
   function renderHandEntry() {
@@ -264,26 +265,22 @@
       });
     }));
   }
-  const enterHand = async (suffix) => {
-    const line = (page.hand.length ? page.hand.join(" ") : "-") + suffix;
-    const reply = await act(line);
+  const enterHand = async (force) => {
+    const reply = await act({ word: "hand-left", cards: page.hand, force });
     if (reply.ok) { page.hand = []; renderHandEntry(); }
   };
-  $("hand-enter").addEventListener("click", () => enterHand(""));
-  $("hand-force").addEventListener("click", () => enterHand(" !"));
-  $("hand-none").addEventListener("click", () => { page.hand = []; enterHand(""); });
+  $("hand-enter").addEventListener("click", () => enterHand(false));
+  $("hand-force").addEventListener("click", () => enterHand(true));
+  $("hand-none").addEventListener("click", () => { page.hand = []; enterHand(false); });
   $("hand-clear").addEventListener("click", () => { page.hand = []; renderHandEntry(); });
 
   const selected = (id) => $(id).value;
-  $("catch").addEventListener("click", () => {
-    const by = selected("by");
-    act(`catch ${selected("who")}${by ? " " + by : ""}`);
-  });
-  $("uno-for").addEventListener("click", () => act(`uno ${selected("who")}`));
-  $("dealer").addEventListener("click", () => act(`dealer ${selected("who")}`));
-  $("set-hand").addEventListener("click", () => act(`hand ${selected("who")} ${$("count").value}`));
-  $("load").addEventListener("click", () => act(`load ${$("load-n").value}`));
-  for (const b of document.querySelectorAll("[data-line]")) b.addEventListener("click", () => act(b.dataset.line));
+  $("catch").addEventListener("click", () => act({ word: "catch", player: selected("who"), by: selected("by") || null }));
+  $("uno-for").addEventListener("click", () => act({ word: "uno", player: selected("who") }));
+  $("dealer").addEventListener("click", () => act({ word: "dealer", player: selected("who") }));
+  $("set-hand").addEventListener("click", () => act({ word: "hand", player: selected("who"), count: Number($("count").value) }));
+  $("load").addEventListener("click", () => act({ word: "load", count: Number($("load-n").value) }));
+  for (const b of document.querySelectorAll("[data-command]")) b.addEventListener("click", () => act({ word: b.dataset.command }));
   for (const b of document.querySelectorAll("[data-box]")) b.addEventListener("click", () => boxControl(b.dataset.box));
   $("model-set").addEventListener("click", () => {
     const params = {};
@@ -422,8 +419,10 @@
     }
   }
 
-  function button(label, line, opts = {}) {
-    return el("button", { type: "button", "data-line": line, class: opts.primary ? "primary" : null, text: label, onclick: () => act(line) });
+  // A button that sends `command`; `data-act` names it as the line a terminal would type.
+  function button(label, command, opts = {}) {
+    const named = [command.word, ...Object.entries(command).filter(([k]) => k !== "word").map(([, v]) => v === true ? "y" : v === false ? "n" : v)].join(" ");
+    return el("button", { type: "button", "data-act": named, class: opts.primary ? "primary" : null, text: label, onclick: () => act(command) });
   }
 
   function renderActions(v) {
@@ -437,17 +436,17 @@
     if (phase === "deal") buttons.push(el("span", { text: T.tap_turned_up }));
     if (phase === "play") {
       if (hitter !== null && !v.classic) {
-        if (v.button.box) buttons.push(button(T.press_for(name(hitter)), "press", { primary: true }));
-        else for (let n = 0; n <= page.table.max_fired; n++) buttons.push(button(n === 0 ? T.dry : T.fired_n(n), `fired ${n}`, { primary: n === 0 }));
+        if (v.button.box) buttons.push(button(T.press_for(name(hitter)), { word: "press" }, { primary: true }));
+        else for (let n = 0; n <= page.table.max_fired; n++) buttons.push(button(n === 0 ? T.dry : T.fired_n(n), { word: "fired", count: n }, { primary: n === 0 }));
       } else if (hitter !== null && !v.button.box) {
-        for (let n = 0; n <= page.table.max_fired; n++) buttons.push(button(T.dealt_n(n), `fired ${n}`));
+        for (let n = 0; n <= page.table.max_fired; n++) buttons.push(button(T.dealt_n(n), { word: "fired", count: n }));
       }
-      if (!v.classic) buttons.push(button(T.hit, "hit"));
-      if (v.classic) buttons.push(button(T.draw, "draw"));
-      buttons.push(button(T.pass, "pass"), button(T.uno, "uno"));
-      if (v.wd4) buttons.push(button(T.challenge_legal, "challenge y"), button(T.challenge_not, "challenge n"));
+      if (!v.classic) buttons.push(button(T.hit, { word: "hit" }));
+      if (v.classic) buttons.push(button(T.draw, { word: "draw" }));
+      buttons.push(button(T.pass, { word: "pass" }), button(T.uno, { word: "uno" }));
+      if (v.wd4) buttons.push(button(T.challenge_legal, { word: "challenge", legal: true }), button(T.challenge_not, { word: "challenge", legal: false }));
     }
-    if (v.undo) buttons.push(button(T.undo, "undo"));
+    if (v.undo) buttons.push(button(T.undo, { word: "undo" }));
     row.replaceChildren(...buttons);
 
     const scoring = phase === "score";

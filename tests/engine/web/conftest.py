@@ -79,9 +79,10 @@ def table_service(
 ) -> Any:
     """A `TableService` on the game in `state` (a new one if the file is not there), its
     published updates kept in `service.updates`."""
-    from engine.web.table_service import TableService, game_args, open_table
+    from engine.table.options import GameOptions
+    from engine.web.table_service import TableService, open_table
 
-    session = open_table(game_args(players=players, deck=deck, state=state), box)
+    session = open_table(GameOptions(players.split(","), deck=deck, state=state), box)
     service = TableService(session, port=None if box is None else box.port)
     service.updates = []
     service.publish = service.updates.append

@@ -113,7 +113,7 @@ def test_the_pages_words_are_all_in_text_js() -> None:
 
 
 def test_state_is_the_newest_update(table: Any) -> None:
-    table.service.act("R5")
+    table.service.request({"line": "R5"})
     data = table.get("/api/state").json()
     assert data["seq"] == table.hub.seq and data["view"]["top"] == "R5"
     assert table.get("/api/state").headers["cache-control"] == "no-store"
@@ -150,10 +150,14 @@ def test_wrong_codes_are_refused_and_slowed(table: Any) -> None:
 BAD_HTTP = [
     ("/api/act", {"line": 5}, 400, "`line` must be a string, not a number"),
     ("/api/act", {"line": ["R5"]}, 400, "`line` must be a string, not a list"),
-    ("/api/act", {}, 400, "`act` needs `line`"),
+    ("/api/act", {}, 400, "`act` needs a `command`"),
     ("/api/act", {"line": "R5", "as": "root"}, 400, "unknown field `as`"),
     ("/api/act", {"line": "fly"}, 422, "`fly` is neither a card"),
     ("/api/act", {"line": "quit"}, 422, "`quit` is for the terminal"),
+    ("/api/act", {"command": {"word": "quit"}}, 422, "`quit` is for the terminal"),
+    ("/api/act", {"command": {"word": "fly"}}, 422, "unknown command 'fly'"),
+    ("/api/act", {"command": "hit"}, 400, "`command` must be an object, not a string"),
+    ("/api/act", {"line": "R5", "command": {"word": "hit"}}, 400, "one of them"),
     ("/api/act", {"line": "R5\nR7"}, 422, "control characters"),
     ("/api/act", {"line": "R" * 500}, 422, "at most 200"),
     ("/api/box", {"op": "fly"}, 400, "unknown box control `fly`"),
@@ -263,7 +267,7 @@ BAD_WS: list[tuple[Any, str]] = [
     ({"type": "fly"}, "unknown request `fly`"),
     ({"type": 5}, "unknown request `a number`"),
     ({"line": "R5"}, "unknown request `null`"),
-    ({"type": "act"}, "`act` needs `line`"),
+    ({"type": "act"}, "`act` needs a `command`"),
     ({"type": "act", "line": 5}, "`line` must be a string"),
     ({"type": "act", "line": "R5", "seat": 0}, "unknown field `seat`"),
     ({"type": "act", "line": "R5", "id": [1]}, "`id` must be a number"),

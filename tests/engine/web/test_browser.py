@@ -115,16 +115,16 @@ def test_a_round_by_tapping_without_a_box(
     assert page.inner_text("#reply") == "B7 does not go on R5 (red): play a red card, a 5 or a wild"
     tap(page, "#picker [data-card='RH2']")
     assert page.locator("#owes li").first.inner_text() == "Cat must hit 2 more times"
-    tap(page, "[data-line='fired 2']")
-    tap(page, "[data-line='fired 0']")
+    tap(page, "[data-act='fired 2']")
+    tap(page, "[data-act='fired 0']")
     page.locator("#picker [data-card='WAA']").tap()
     answer(page, "G")
     answer(page, "Bob")
     page.wait_for_function("unoattack.view.top === 'WAA'")
     page.screenshot(path=str(screenshots / "web-none.png"))
     matches_referee(page, served)
-    tap(page, "[data-line='fired 1']")
-    tap(page, "[data-line='fired 0']")
+    tap(page, "[data-act='fired 1']")
+    tap(page, "[data-act='fired 0']")
     # Bob really holds one card: the referee's count is corrected, then Bob goes out.
     page.locator("#more summary").tap()
     page.select_option("#who", "Bob")
@@ -160,7 +160,7 @@ def test_a_round_by_tapping_with_the_mock_box(
     page.wait_for_selector("#button-state .live")
     assert page.inner_text("#button-state") == "● button live for Cat"
     for presses in (1, 2):
-        page.locator("[data-line='press']").tap()
+        page.locator("[data-act='press']").tap()
         page.wait_for_function(f"unoattack.view.presses[2] === {presses}")
         if presses == 1:  # the README's picture: Cat owes one more hit, the button is live
             page.wait_for_selector("#button-state .live")
@@ -173,8 +173,8 @@ def test_a_round_by_tapping_with_the_mock_box(
     assert page.inner_text("[data-fact=hopper]") == str(box["hopper"])
     page.screenshot(path=str(screenshots / "web-phone-full.png"), full_page=True)
     # Ann hits: the button is live for her, one press ends her turn.
-    tap(page, "[data-line='hit']")
-    page.locator("[data-line='press']").tap()
+    tap(page, "[data-act='hit']")
+    page.locator("[data-act='press']").tap()
     page.wait_for_function("unoattack.view.presses[0] === 1")
     matches_referee(page, served)
     # Bob goes out; the hands left are entered and the round is scored.

@@ -14,7 +14,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from engine.table import load_state
+from engine.table.state_file import load_state
 from tests.engine.web.conftest import ROOT, Served
 
 ARGS = ["serve", "--port", "none", "--players", "Ann,Bob,Cat"]

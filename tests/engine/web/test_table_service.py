@@ -1,4 +1,5 @@
-"""The adapter between the web app and the referee: lines in, the referee's own answers out."""
+"""The adapter between the web app and the referee: typed commands (or lines) in, the referee's
+own answers out."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 
 from engine.cards import load_deck
-from engine.table import load_state
+from engine.table.state_file import load_state
 from engine.web.table_service import MAX_LINE, check_line
 from tests.engine.web.conftest import table_service
 
@@ -17,29 +18,44 @@ def service_for(tmp_path: Path, players: str = "Ann,Bob,Cat", deck: str = "attac
     return table_service(tmp_path / "table.json", players=players, deck=deck)
 
 
+def act(service: Any, line: object) -> Any:
+    """A line sent as a script sends it (the page sends commands as data)."""
+    return service.request({"line": line})
+
+
 def test_lines_are_applied_and_published_with_the_referees_state(tmp_path: Path) -> None:
     service = service_for(tmp_path)
-    assert service.act("R5").ok
-    out = service.act("RH2")
+    assert act(service, "R5").ok
+    out = act(service, "RH2")
     assert out.ok and out.messages == ["Bob plays RH2", "Cat must hit 2 more times (RH2)"]
     update = service.updates[-1]
-    assert update["cause"] == {"line": "RH2"}
+    assert update["cause"] == {
+        "command": {
+            "word": "play",
+            "cards": ["RH2"],
+            "color": None,
+            "target": None,
+            "discards": None,
+            "uno": False,
+            "jumper": None,
+        }
+    }
     assert update["messages"] == out.messages
     view = update["view"]
     assert view == service.session.view()  # what `unoattack table --json` prints
     assert view["hitter"] == 2
     assert view["owes"] == ["Cat must hit 2 more times"]
     assert view["prompt"] == "[round 1] Cat: 2 more hits, press the button"
-    assert service.act("fired 3").ok
+    assert act(service, "fired 3").ok
     assert service.view()["hands"] == [7, 6, 10]
 
 
 def test_a_refused_line_gives_the_referees_reason_and_changes_nothing(tmp_path: Path) -> None:
     service = service_for(tmp_path)
-    service.act("R5")
+    act(service, "R5")
     before = service.view()
     published = len(service.updates)
-    out = service.act("B7")
+    out = act(service, "B7")
     assert not out.ok
     assert out.error == "B7 does not go on R5 (red): play a red card, a 5 or a wild"
     assert service.view() == before
@@ -63,43 +79,86 @@ def test_a_refused_line_gives_the_referees_reason_and_changes_nothing(tmp_path: 
 def test_lines_that_cannot_be_commands_are_refused_before_the_referee(
     tmp_path: Path, line: object, problem: str
 ) -> None:
-    assert problem in (check_line(line) or "")
+    assert problem in (check_line(line) or "") or line == "quit"  # a command, not for a page
     service = service_for(tmp_path)
     before = service.view()
-    out = service.act(line)
+    out = act(service, line)
     assert not out.ok and problem in (out.error or "")
     assert service.view() == before and not service.updates
 
 
 def test_a_question_comes_with_the_answers_the_referee_accepts(tmp_path: Path) -> None:
     service = service_for(tmp_path)
-    service.act("R5")
-    out = service.act("WAA")
-    assert out.ask == "colour for WAA (R Y G B)" and out.line == "WAA"
+    act(service, "R5")
+    out = act(service, "WAA")
+    assert out.ask == "colour for WAA (R Y G B)" and out.command["cards"] == ["WAA"]
     assert out.choices == {"colour": ["R", "Y", "G", "B"]}  # `y` is yellow, not a second yes
-    out = service.act("WAA G")
+    out = service.request({"command": out.answers["G"]})  # the page sends the answer's command
     assert out.ask == "WAA: player to aim at"
     assert out.choices == {"player": ["Ann", "Cat"]}  # Bob plays it: not at himself
-    assert service.session.asking is None  # no half line left for the next page's action
+    assert out.answers["Cat"] == {**out.command, "target": "Cat"}
+    assert service.session.asking is None  # no half command left for the next page's action
     assert not service.updates[1:]
-    assert service.act("WAA G Cat").ok
+    assert service.request({"command": out.answers["Cat"]}).ok
     assert service.view()["owes"] == ["Cat must hit 2 more times"]
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ({"word": "fly"}, "unknown command 'fly'"),
+        ({"word": "catch"}, "catch needs player"),
+        ({"word": "catch", "player": "Bob", "seat": 1}, "catch takes player, by, not seat"),
+        ({"word": "fired", "count": -1}, "fired: count must be a whole number"),
+        ({"word": "fired", "count": True}, "fired: count must be a whole number"),
+        ({"word": "play", "cards": "R5"}, "play: cards must be a list of"),
+        ({"word": "play", "cards": ["R55"]}, "R55"),
+        ({"word": "play", "cards": ["R5"], "color": "P"}, "colour 'P'"),
+        ({"word": "quit"}, "`quit` is for the terminal"),
+        ("hit", "a command is an object"),
+    ],
+)
+def test_commands_that_are_not_commands_are_refused_in_one_line(
+    tmp_path: Path, command: object, problem: str
+) -> None:
+    service = service_for(tmp_path)
+    before = service.view()
+    out = service.request({"command": command})
+    assert not out.ok and problem in (out.error or ""), out.error
+    assert service.view() == before and not service.updates
+
+
+def test_a_typed_command_does_what_its_line_does(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    lines, typed = service_for(tmp_path / "a"), service_for(tmp_path / "b")
+    for line, command in [
+        ("R5", {"word": "play", "cards": ["R5"]}),
+        ("RH2", {"word": "play", "cards": ["RH2"]}),
+        ("fired 2", {"word": "fired", "count": 2}),
+        ("uno Ann", {"word": "uno", "player": "Ann"}),
+        ("catch Bob Cat", {"word": "catch", "player": "Bob", "by": "Cat"}),
+        ("hand Cat 4", {"word": "hand", "player": "Cat", "count": 4}),
+    ]:
+        said = act(lines, line)
+        assert typed.request({"command": command}).to_dict() == said.to_dict(), line
+    assert lines.view() == typed.view()
 
 
 def test_a_question_nothing_answers_is_the_refusal(tmp_path: Path) -> None:
     service = service_for(tmp_path)
-    service.act("R5")
-    service.act("RH2")  # Cat owes two hits: nobody may play
-    out = service.act("WAA G")
+    act(service, "R5")
+    act(service, "RH2")  # Cat owes two hits: nobody may play
+    out = act(service, "WAA G")
     assert not out.ok and out.ask is None
     assert out.error == "Cat must hit 2 more times before playing"  # as at the terminal
 
 
 def test_queries_answer_the_asker_only(tmp_path: Path) -> None:
     service = service_for(tmp_path)
-    out = service.act("status")
+    out = act(service, "status")
     assert out.ok and out.messages[0].startswith("round 1 (deal)")
-    assert service.act("help").messages[0] == "commands:"
+    assert act(service, "help").messages[0] == "commands:"
     assert not service.updates
 
 
@@ -116,18 +175,18 @@ def test_the_card_picker_lists_the_active_deck(tmp_path: Path, deck: str) -> Non
 def test_the_state_file_is_the_tables_and_a_new_service_resumes_it(tmp_path: Path) -> None:
     service = service_for(tmp_path)
     for line in ("R5", "RH2", "fired 1", "fired 0"):
-        assert service.act(line).ok
+        assert act(service, line).ok
     saved = service.view()
     again = service_for(tmp_path)
     assert again.view() == saved
     assert again.startup_messages == [f"resuming the game saved in {tmp_path / 'table.json'}"]
-    assert again.act("undo").ok  # the undo history came back too
+    assert act(again, "undo").ok  # the undo history came back too
 
 
 def test_box_events_are_applied_as_the_table_applies_them(tmp_path: Path) -> None:
     service = service_for(tmp_path)
-    service.act("R5")
-    service.act("RH2")
+    act(service, "R5")
+    act(service, "RH2")
     fire = {
         "kind": "fire",
         "stream": "s1",
@@ -161,9 +220,9 @@ def test_box_events_are_applied_as_the_table_applies_them(tmp_path: Path) -> Non
 
 def test_answers_are_the_referees_and_asking_changes_nothing(tmp_path: Path) -> None:
     service = service_for(tmp_path, deck="attack-1998")
-    service.act("R5")
+    act(service, "R5")
     before, published = service.view(), len(service.updates)
-    out = service.act("RDA")
+    out = act(service, "RDA")
     assert out.ask == "how many more red cards went down with RDA"
     assert out.choices == {"number": [str(n) for n in range(7)]}  # Bob holds 7, RDA one
     assert service.view() == before and len(service.updates) == published

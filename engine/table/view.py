@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.referee import Referee
+from engine.table.referee import Referee
 from engine.words import answer_hint, colour_name, owes_phrase, plural, shown
 from i18n import _, ngettext
 

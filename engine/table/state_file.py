@@ -1,26 +1,43 @@
-"""Reading a saved referee (`Referee.to_dict`) back, checking every field.
+"""The table's state file: a game at a table, saved after every step, read back checked.
+
+The file (`--state FILE`, JSON) holds the referee (`Referee.to_dict`), the undo steps, the last
+box event applied (the box replays everything after it), and the classic dispense in flight.
+`save_state` writes it atomically (temporary file, fsync, rename); `load_state` reads it.
 
 A state file is the user's: it may be from an older version, edited by hand, or something else
 altogether. Every field is checked for type and range before anything is built from it, and the
 first bad one is named in one line ("not a table state: `hand` must be a list of 3 whole numbers
-from 0 to 112, got [7]"). Version 1 states (before the referee played on `BlindRound`) are
-upgraded.
+from 0 to 112, got [7]"). Version 1 referees (before the referee played on `BlindRound`) are
+upgraded (`upgrade_v1`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import tempfile
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from engine.blind import BlindRound
 from engine.cards import COLORS, CardError, parse_card
 from engine.effects import EFFECTS
 from engine.errors import InputError, UnoError
+from engine.table.referee import PHASES, STATE_VERSION, Referee
+from i18n import _
 
-if TYPE_CHECKING:
-    from engine.referee import Referee
-
-__all__ = ["read_state", "upgrade_v1"]
+__all__ = [
+    "StateFile",
+    "check_state_folder",
+    "load_state",
+    "read_referee",
+    "state_data",
+    "upgrade_v1",
+    "write_json_atomic",
+]
 
 _BIG = 10**9  # no score, count or round number gets near this in a real game
 
@@ -77,29 +94,26 @@ def _color(data: dict[str, Any], key: str, where: str = "") -> str | None:
     return value
 
 
-def read_state(cls: type[Referee], data: Any) -> Referee:
-    """A `cls` (Referee) from saved data; InputError naming the first bad field."""
+def read_referee(data: Any) -> Referee:
+    """A `Referee` from saved data (`Referee.to_dict`, or version 1); InputError naming the
+    first bad field."""
     if not isinstance(data, dict):
         raise InputError("not a table state: the referee is not a JSON object")
     version = data.get("version")
     if version == 1:
         data = upgrade_v1(data)
     else:
-        from engine.referee import STATE_VERSION
-
         if version != STATE_VERSION:
             raise InputError(f"not a table state: version {version!r}: expected {STATE_VERSION}")
     try:
-        return _read(cls, data)
+        return _read(data)
     except _Bad:
         raise
     except UnoError as exc:  # players, deck, mode, target or options: worded by the Referee
         raise InputError(f"not a table state: {exc}") from None
 
 
-def _read(cls: type[Referee], data: dict[str, Any]) -> Referee:
-    from engine.referee import PHASES
-
+def _read(data: dict[str, Any]) -> Referee:
     players = data.get("players")
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise _bad("players", "a list of names", players)
@@ -110,7 +124,7 @@ def _read(cls: type[Referee], data: dict[str, Any]) -> Referee:
         if not isinstance(data.get(key), str):
             raise _bad(key, "text", data.get(key))
     target = _int(data, "target", 1, _BIG)
-    ref = cls(players, deck=data["deck"], mode=data["mode"], target=target, options=options)
+    ref = Referee(players, deck=data["deck"], mode=data["mode"], target=target, options=options)
     n = len(players)
     seats = list(range(n))
     ref.scores = _ints(data, "scores", n, 0, _BIG)
@@ -130,7 +144,9 @@ def _read(cls: type[Referee], data: dict[str, Any]) -> Referee:
     if phase not in PHASES:
         raise _bad("phase", f"one of {', '.join(PHASES)}", phase)
     ref.phase = phase
-    ref.dealer = _seat(data, "dealer", in_game)  # type: ignore[assignment]
+    # A game over may have ended with its dealer out (elimination): any seat then.
+    dealing = in_game if phase != "over" else seats
+    ref.dealer = _seat(data, "dealer", dealing)  # type: ignore[assignment]
     for key in ("fired", "presses", "fired_game", "presses_game"):
         setattr(ref, key, _ints(data, key, n, 0, _BIG))
     ref.wd4_color = _color(data, "wd4_color")
@@ -255,8 +271,6 @@ def _due(due: Any, where: str, seats: list[int], *, attack: bool) -> None:
 
 def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     """A version 1 referee state as version 2 (wrong types are left for the checks to name)."""
-    from engine.referee import STATE_VERSION
-
     out = {
         k: data.get(k)
         for k in (
@@ -321,3 +335,148 @@ def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
         "winner": data.get("winner"),
     }
     return out
+
+
+# -- the session's file -------------------------------------------------------------------------
+
+
+@dataclass
+class StateFile:
+    """What a state file holds, read and checked (`load_state`): the `referee`, the undo
+    `history` (referee data, oldest first) and the `undo_floor` (steps below it cannot be
+    undone), the `last_event` applied (``{"stream", "seq", "hitter"}``), and the classic
+    `dispensing` in flight (``{"seat", "cards", "press_id"}``, or ``{"hold": true}``)."""
+
+    referee: Referee
+    history: list[dict[str, Any]]
+    last_event: dict[str, Any]
+    dispensing: dict[str, Any] | None
+    undo_floor: int
+
+
+def state_data(state: StateFile) -> dict[str, Any]:
+    """The file's JSON data."""
+    return {
+        "referee": state.referee.to_dict(),
+        "history": state.history,
+        "undo_floor": state.undo_floor,
+        "last_event": state.last_event,
+        "dispensing": state.dispensing,
+    }
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON so that a crash leaves either the old file or the new one, never half."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def check_state_folder(state: Path) -> None:
+    """The state file's folder must exist before the game starts: finding out at the first save
+    would lose that action (and the message would name a temporary file)."""
+    folder = state.parent
+    if not folder.exists():
+        raise InputError(
+            _(
+                "--state {path}: folder {folder} does not exist; create it or give another FILE"
+            ).format(path=state, folder=folder)
+        )
+    if not folder.is_dir():
+        raise InputError(
+            _("--state {path}: {folder} is not a folder; give another FILE").format(
+                path=state, folder=folder
+            )
+        )
+
+
+def load_state(path: Path) -> StateFile:
+    """Read a state file written by the session; InputError (one line, naming the file and
+    the field) for anything else."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(
+            _("{path}: cannot read state file: {strerror}").format(path=path, strerror=exc.strerror)
+        ) from None
+    except UnicodeDecodeError:
+        # A binary file given by mistake: name it, not the codec.
+        raise InputError(
+            f"{path}: not a table state file (binary, not JSON text); give another --state "
+            "FILE, or --new to start a new game in it"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            _("{path}: not a table state file: {exc}").format(path=path, exc=exc)
+        ) from None
+    if not isinstance(data, dict) or "referee" not in data:
+        raise InputError(_("{path}: not a table state file").format(path=path))
+    try:
+        return _read_file(data)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def _read_file(data: dict[str, Any]) -> StateFile:
+    ref = read_referee(data["referee"])
+    history = data.get("history") or []
+    if not isinstance(history, list):
+        raise InputError("not a table state: `history` must be a list of states")
+    for i, step in enumerate(history):
+        try:
+            read_referee(step)  # undo must find what it needs
+        except InputError as exc:
+            raise InputError(f"history[{i}]: {exc}") from None
+    last = data.get("last_event") or {}
+    if not isinstance(last, dict):
+        raise InputError("not a table state: `last_event` must be a box event position")
+    seq = last.get("seq", 0)
+    stream = last.get("stream")
+    if (isinstance(seq, bool) or not isinstance(seq, int | None)) or not isinstance(
+        stream, str | None
+    ):
+        raise InputError("not a table state: `last_event` must hold a stream and a seq")
+    for key in ("hopper", "hitter"):  # hopper: written by older versions, not read
+        value = last.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InputError(
+                _("not a table state: `last_event.{key}` must be a whole number").format(key=key)
+            )
+    if last.get("hitter") is not None and not 0 <= last["hitter"] < len(ref.players):
+        raise InputError("not a table state: `last_event.hitter` must be a seat")
+    dispensing = data.get("dispensing")
+    if dispensing is not None and not _dispensing_ok(dispensing, len(ref.players)):
+        raise InputError(
+            "not a table state: `dispensing` must be null or {seat, cards, press_id, hold}"
+        )
+    floor = data.get("undo_floor", 0)
+    if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
+        raise InputError("not a table state: `undo_floor` must be a whole number")
+    position = {k: last[k] for k in ("stream", "seq", "hitter") if k in last}
+    return StateFile(ref, list(history), position, dispensing, floor)
+
+
+def _dispensing_ok(record: Any, players: int) -> bool:
+    if not isinstance(record, dict):
+        return False
+    if record.get("hold") is True and "seat" not in record:
+        return True
+    seat, cards, press_id = record.get("seat"), record.get("cards"), record.get("press_id")
+    return (
+        isinstance(seat, int)
+        and not isinstance(seat, bool)
+        and 0 <= seat < players
+        and isinstance(cards, int)
+        and not isinstance(cards, bool)
+        and 0 < cards <= 1000
+        and (press_id is None or (isinstance(press_id, int) and not isinstance(press_id, bool)))
+    )

@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.blind import BlindRound
-from engine.cards import COLORS, Card, Deck, load_deck, parse_card
+from engine.cards import Card, Deck, load_deck, parse_card
 from engine.effects import EFFECTS, first_card
-from engine.errors import InputError, NoMatch, RuleError, UnoError
+from engine.errors import InputError, NoMatch, RuleError
 from engine.game import Action
 from engine.outcomes import (
     DealerSet,
@@ -52,8 +52,8 @@ from engine.outcomes import (
 )
 from engine.rules import PRESET_NAMES, Rules, rules_for
 from engine.scoring import SCORING_MODES, decide, round_gains
+from engine.table.commands import COLOR_WORDS, NAME_WORDS
 from engine.words import (
-    COLOUR_NAMES,
     answer_hint,
     colour_name,
     owes_phrase,
@@ -62,39 +62,12 @@ from engine.words import (
 )
 from i18n import _, message_of, reworded
 
-__all__ = ["MODES", "STATE_VERSION", "Referee", "check_names", "plural"]
+__all__ = ["MODES", "PHASES", "STATE_VERSION", "Referee", "check_names"]
 
 STATE_VERSION = 2  # 1: the referee before it played on BlindRound (read and upgraded)
 MODES: tuple[str, ...] = SCORING_MODES
-# What a player may type for a colour: the letter or the English word (typed like notation).
-COLOR_WORDS = {**{c: c for c in COLORS}, **{v.upper(): k for k, v in COLOUR_NAMES.items()}}
 TEAMS = 2  # at a table, partners sit alternately: two teams
 PHASES = ("deal", "play", "score", "over")
-# Words a player's name may not be: the referee's commands and "none".
-COMMANDS = frozenset(
-    {
-        "hand",
-        "hit",
-        "draw",
-        "challenge",
-        "resend",
-        "pass",
-        "uno",
-        "catch",
-        "jump",
-        "press",
-        "fired",
-        "dealer",
-        "status",
-        "scores",
-        "help",
-        "undo",
-        "quit",
-        "load",
-        "clear",
-        "none",
-    }
-)
 
 
 def check_names(names: list[str]) -> None:
@@ -114,7 +87,7 @@ def check_names(names: list[str]) -> None:
                     name=name
                 )
             )
-        if key.upper() in COLOR_WORDS or key in COMMANDS:
+        if key.upper() in COLOR_WORDS or key in NAME_WORDS:
             raise InputError(
                 _("player name `{name}` is a colour or a command: choose another").format(name=name)
             )
@@ -291,6 +264,11 @@ class Referee:
         if rnd is None or not rnd.challengeable():
             return None
         return {"by": rnd.wd4_by, "color": self.wd4_color}
+
+    @property
+    def multi(self) -> bool:
+        """Several cards may go down at once now (multi_play, while a round is played)."""
+        return self.rules.multi_play and self.phase == "play"
 
     def may_play_taken(self) -> bool:
         """The player to move has hit or drawn and may play what came, or pass."""
@@ -801,14 +779,6 @@ class Referee:
             "game_winners": list(self.game_winners),
         }
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Referee:
-        """Rebuild a referee saved by `to_dict` (or by the version 1 referee); InputError naming
-        the first field that is missing, of the wrong type or out of range."""
-        from engine.referee_state import read_state  # the checks live with the file format
-
-        return read_state(cls, data)
-
     # -- internals --------------------------------------------------------------------------
     def _need_phase(self, phase: str, reason: str) -> None:
         if self.phase != phase:
@@ -911,12 +881,3 @@ def _taken(rnd: BlindRound) -> list[Outcome]:
 def _owes_changed(told: list[Outcome]) -> bool:
     """Whether a step added an obligation or served one (what is owed first may be new)."""
     return any(isinstance(o, Owes | Served) for o in told)
-
-
-def is_card(word: str) -> bool:
-    """True when `word` is card notation."""
-    try:
-        parse_card(word)
-    except UnoError:
-        return False
-    return True
