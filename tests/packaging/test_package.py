@@ -61,13 +61,19 @@ CARDS = ("{n} card", "{n} cards")
 SETUPTOOLS_WARNING = re.compile(r"\w*Warning\b|is absent from the `packages` configuration")
 
 
-def run(*argv: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
-    """What a command that must succeed printed (stdout, then stderr)."""
+def attempt(*argv: str | Path, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """A command's exit code and what it printed (stdout, then stderr)."""
     done = subprocess.run(
         [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, f"{argv} exited {done.returncode}:\n{done.stdout}{done.stderr}"
-    return done.stdout + done.stderr
+    return done.returncode, done.stdout + done.stderr
+
+
+def run(*argv: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    """What a command that must succeed printed."""
+    code, printed = attempt(*argv, cwd=cwd, env=env)
+    assert code == 0, f"{argv} exited {code}:\n{printed}"
+    return printed
 
 
 def fresh_checkout(dest: Path) -> Path:
@@ -171,14 +177,15 @@ def wrong_languages(python: Path, config: Path, home: Path) -> list[str]:
     for code in LANGUAGES:
         plain, local = user_env(python), user_env(python, LOCALES[code])
         usage = said(code, "usage: ")
-        out = {
-            "launcher config check": run(
+        ran = {
+            "launcher config check": attempt(
                 "launcher", "--lang", code, "config", "check", cwd=home, env=plain
             ),
-            "launcher --help": run("launcher", "--help", cwd=home, env=local),
-            "unoattack --help": run("unoattack", "--lang", code, "--help", cwd=home, env=plain),
-            "unoattack deck": run("unoattack", "deck", cwd=home, env=local),
+            "launcher --help": attempt("launcher", "--help", cwd=home, env=local),
+            "unoattack --help": attempt("unoattack", "--lang", code, "--help", cwd=home, env=plain),
+            "unoattack deck": attempt("unoattack", "deck", cwd=home, env=local),
         }
+        out = {command: printed for command, (_exit, printed) in ran.items()}
         lines = {command: text.splitlines() or [""] for command, text in out.items()}
         n = re.search(r"\d+", lines["unoattack deck"][0])
         decks = [
@@ -204,7 +211,7 @@ def wrong_languages(python: Path, config: Path, home: Path) -> list[str]:
         wrong += [
             f"{command} ({how.get(command, f'--lang {code}')}): {out[command][:200]!r}"
             for command, ok in right.items()
-            if not ok
+            if not ok or ran[command][0] != 0
         ]
     return wrong
 
