@@ -40,6 +40,15 @@ def is_mock(factory: Any) -> bool:
     return isinstance(factory, MockFactory)
 
 
+def pins_label(factory: Any, *, simulated: bool = False) -> str:
+    """How a status line names the pins: ``mock``, ``lgpio``, ``rpigpio``, ``native``, ...; a
+    simulated chip under a real backend (tests, pi-check) says so: ``lgpio, simulated chip``."""
+    if is_mock(factory):
+        return "mock"
+    name = type(factory).__name__.removesuffix("Factory").lower()
+    return f"{name}, simulated chip" if simulated else name
+
+
 def make_factory(*, mock: bool) -> Any:
     """Return a new pin factory: ``MockFactory(pin_class=MockPWMPin)`` or gpiozero's default.
 

@@ -64,7 +64,7 @@ def _console(daemon: Daemon, out: Callable[[dict], None]) -> None:
 def _run(args: argparse.Namespace) -> int:
     from firmware import config as config_mod
     from firmware import notify
-    from firmware.pins import claim_pins, make_factory, mock_requested
+    from firmware.pins import claim_pins, make_factory, mock_requested, pins_label
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -128,9 +128,9 @@ def _run(args: argparse.Namespace) -> int:
     pins_lock = None if mock else claim_pins()
     factory = make_factory(mock=mock)
     plant = None
-    if mock:
-        from firmware.plant import Plant
+    from firmware.plant import Plant, world_of
 
+    if world_of(factory) is not None:  # mock pins, or the simulated chip of tests/pi-check
         plant = Plant(
             cfg.plant, factory, cfg.pins, state_path=args.plant_state, kind=cfg.ejector.kind
         )
@@ -153,9 +153,8 @@ def _run(args: argparse.Namespace) -> int:
         if printer is not None:
             printer.start()
             threading.Thread(target=_console, args=(daemon, printer.put), daemon=True).start()
-        notify.ready(
-            f"{daemon.state}; {cfg.ejector.kind} ejector; {'mock' if mock else 'gpio'} pins"
-        )
+        pins = pins_label(factory, simulated=plant is not None)
+        notify.ready(f"{daemon.state}; {cfg.ejector.kind} ejector; {pins} pins")
         log.info("ready: state %s, hopper %s", daemon.state, daemon.hopper.count)
         while not stop_requested:
             if select.select([wake_r], [], [], 0.5)[0]:
