@@ -49,6 +49,14 @@ def pins_label(factory: Any, *, simulated: bool = False) -> str:
     return f"{name}, simulated chip" if simulated else name
 
 
+def stamps_edges(factory: Any) -> bool:
+    """True when ``factory``'s pins hand gpiozero the time the kernel stamped on each input edge
+    (lgpio: each alert's timestamp, CLOCK_MONOTONIC), so an input device's ``active_time`` read
+    in its callback is the age of the edge, however late the callback runs. Elsewhere (mock
+    pins, RPi.GPIO, native) the callback's own time is the best there is."""
+    return any(cls.__module__ == "gpiozero.pins.lgpio" for cls in type(factory).__mro__)
+
+
 def make_factory(*, mock: bool) -> Any:
     """Return a new pin factory: ``MockFactory(pin_class=MockPWMPin)`` or gpiozero's default.
 
