@@ -42,7 +42,7 @@ from gpiozero import (
 from gpiozero.tones import Tone
 
 from firmware.light import make_backend
-from firmware.pins import is_mock, stamps_edges
+from firmware.pins import is_mock, pin_failure, stamps_edges
 
 log = logging.getLogger(__name__)
 
@@ -530,7 +530,9 @@ class Aim(_Part):
 class Devices:
     """All devices of the box built from a config. ``close()`` turns every output off first.
 
-    Optional parts are None when their pin is not configured.
+    Optional parts are None when their pin is not configured. A part the pin library refuses (a
+    pin another program holds, a pin library error) closes what was built and raises one line
+    naming its ``[pins]`` key and GPIO (``pins.pin_failure``).
     """
 
     def __init__(
@@ -539,7 +541,8 @@ class Devices:
         self.factory = factory
         self.closed = False
         self._parts: list[_Part] = []
-        pins, limits = config.pins, config.limits
+        self._pins = pins = config.pins
+        limits = config.limits
         self.ejector: MotorEjector | SolenoidEjector
         self.flywheel: Flywheel | None = None
         self.led: ButtonLed | None = None
@@ -552,18 +555,20 @@ class Devices:
             # Outputs first so they are low before any input can post an event.
             if config.ejector.kind == "motor":
                 self.ejector = self._add(
-                    MotorEjector(
+                    ("ejector_forward", "ejector_backward", "ejector_enable"),
+                    lambda: MotorEjector(
                         pins.ejector_forward,
                         pins.ejector_backward,
                         pins.ejector_enable,
                         factory=factory,
                         guard=guard,
                         max_on_ms=limits.ejector_max_on_ms,
-                    )
+                    ),
                 )
             else:
                 self.ejector = self._add(
-                    SolenoidEjector(
+                    ("ejector_forward",),
+                    lambda: SolenoidEjector(
                         pins.ejector_forward,
                         factory=factory,
                         guard=guard,
@@ -573,63 +578,86 @@ class Devices:
                         duty_max=limits.solenoid_duty_max,
                         window_ms=limits.solenoid_duty_window_ms,
                         clock=clock,
-                    )
+                    ),
                 )
             if pins.flywheel is not None:
                 self.flywheel = self._add(
-                    Flywheel(
+                    ("flywheel",),
+                    lambda: Flywheel(
                         pins.flywheel,
                         factory=factory,
                         guard=guard,
                         max_on_ms=limits.flywheel_max_on_ms,
-                    )
+                    ),
                 )
             if pins.button_led is not None:
-                self.led = self._add(ButtonLed(pins.button_led, factory=factory))
+                self.led = self._add(
+                    ("button_led",), lambda: ButtonLed(pins.button_led, factory=factory)
+                )
             if pins.buzzer is not None:
                 self.buzzer = self._add(
-                    Buzzer(pins.buzzer, factory=factory, tone=config.feedback.buzzer_tone)
+                    ("buzzer",),
+                    lambda: Buzzer(pins.buzzer, factory=factory, tone=config.feedback.buzzer_tone),
                 )
             # The colour light (RGB or WS2812; None without one): off and closed with the rest.
-            self.light = make_backend(pins, config.light, factory=factory, mock=is_mock(factory))
-            if self.light is not None:
-                self._add(self.light)
+            self.light = self._add(
+                ("light_red", "light_green", "light_blue", "light_data"),
+                lambda: make_backend(pins, config.light, factory=factory, mock=is_mock(factory)),
+            )
             if pins.servo is not None:
                 self.aim = self._add(
-                    Aim(
+                    ("servo",),
+                    lambda: Aim(
                         pins.servo,
                         factory=factory,
                         min_angle=config.servo.min_angle,
                         max_angle=config.servo.max_angle,
                         seat_angles=config.servo.seat_angles,
-                    )
+                    ),
                 )
             self.sensor = self._add(
-                ExitSensor(pins.sensor, factory=factory, post=post, clock=clock)
+                ("sensor",),
+                lambda: ExitSensor(pins.sensor, factory=factory, post=post, clock=clock),
             )
             if pins.hopper_empty is not None:
                 self.hopper_empty = self._add(
-                    Switch("hopper_empty", pins.hopper_empty, factory=factory, post=post)
+                    ("hopper_empty",),
+                    lambda: Switch("hopper_empty", pins.hopper_empty, factory=factory, post=post),
                 )
             if pins.door is not None:
-                self.door = self._add(Switch("door", pins.door, factory=factory, post=post))
+                self.door = self._add(
+                    ("door",), lambda: Switch("door", pins.door, factory=factory, post=post)
+                )
             self.button = self._add(
-                BigButton(
+                ("button",),
+                lambda: BigButton(
                     pins.button,
                     factory=factory,
                     post=post,
                     hold_s=config.timing.hold_clear_s,
                     debounce_ms=config.timing.debounce_ms,
                     clock=clock,
-                )
+                ),
             )
         except Exception:
             self.close()
             raise
         self._output_pins = dict(pins.outputs())
 
-    def _add(self, part: Any) -> Any:
-        self._parts.append(part)
+    def _add(self, names: tuple[str, ...], build: Callable[[], Any]) -> Any:
+        """Build the part wired to ``[pins]`` ``names`` and keep it (None: nothing to keep)."""
+        try:
+            part = build()
+        except Exception as exc:
+            fitted = {
+                n: getattr(self._pins, n) for n in names if getattr(self._pins, n) is not None
+            }
+            failure = pin_failure(exc, self.factory, fitted)
+            if failure is None:
+                raise
+            raise failure from exc
+        if part is not None:
+            self._parts.append(part)
         return part
 
     def power_outputs(self) -> list[_Guarded]:
