@@ -219,9 +219,9 @@ def test_unknown_op_and_bad_args_get_one_error_reply(make_box):
 
 def test_aim_turns_the_servo_to_the_seat_angle(make_box, pins, request):
     if pins == "lgpio":
-        # gpiozero's lgpio backend sends a PWM duty in whole percent (LGPIOPin._set_state:
-        # int(value * 100)). 1 % of the servo's 20 ms frame is 0.2 ms, 18 degrees of a 1-2 ms
-        # servo: 60 degrees lands on 54. A box on lgpio aims that far off (hardware/README.md).
+        # gpiozero's lgpio backend sends a PWM duty in whole percent, rounded down
+        # (LGPIOPin._set_state: int(value * 100)). 1 % of the servo's 20 ms frame is 0.2 ms,
+        # 36 degrees of a 1-2 ms servo: 60 lands on 54, -60 on -90 (hardware/gpio.md).
         request.applymarker(pytest.mark.xfail(strict=True, reason="lgpio PWM duty in whole %"))
     box = make_box()
     reply = box.command("aim", seat=3)
