@@ -11,11 +11,8 @@ test_safety, test_bench, test_light).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,8 +23,8 @@ from firmware.devices import MAX_EDGE_AGE_S, BigButton, Devices, ExitSensor, edg
 from firmware.errors import LauncherError, UsageError
 from firmware.loop import FakeClock
 from firmware.pins import make_factory
-from tests.conftest import ROOT
 from tests.firmware.conftest import write_config
+from tests.firmware.test_daemon_run import _launcher
 from tests.firmware.test_devices import Posts, RecordingGuard
 from tests.simchip import lgpio as sim
 from tests.simchip.chip import PULL_DOWN, PULL_UP
@@ -238,18 +235,11 @@ def test_a_pin_another_program_holds_is_one_line_and_nothing_stays_claimed(
 # -- whole commands on the simulated chip ------------------------------------------------------
 
 
-def _simchip(*args: str, tmp_path: Path, env: dict[str, str] | None = None, **kw: Any) -> Any:
+def _simchip(*args: str, tmp_path: Path, env: dict[str, str] | None = None) -> Any:
     """``launcher ARGS`` on the simulated chip (``python -m tests.simchip``), its pins lock in
     ``tmp_path``."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.simchip", *args],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path), **(env or {})},
-        **kw,
+    return _launcher(
+        *args, env={"XDG_RUNTIME_DIR": str(tmp_path), **(env or {})}, module="tests.simchip"
     )
 
 
