@@ -1,9 +1,11 @@
-"""Pin factory choice and the pins lock.
+"""Pin factory choice, what a factory gives (edge stamps, a name), its failures, and the pins lock.
 
 The daemon passes one pin factory explicitly to every device (never the global default), so a test,
-the bench and the daemon can each hold their own factory. On a Pi gpiozero picks lgpio (Pi 5) or
-RPi.GPIO; with ``--mock`` (or ``GPIOZERO_PIN_FACTORY=mock``) it is gpiozero's ``MockFactory`` with
-PWM-capable pins, which the plant (``firmware/plant.py``) drives like the real mechanism.
+the bench and the daemon can each hold their own factory. On a Pi gpiozero picks lgpio (Pi 5,
+Bookworm) or RPi.GPIO; with ``--mock`` (or ``GPIOZERO_PIN_FACTORY=mock``) it is gpiozero's
+``MockFactory`` with PWM-capable pins, which the plant (``firmware/plant.py``) drives like the real
+mechanism. A factory or a pin that cannot be had is one line (hardware/gpio.md): the library
+missing, not a Pi, the GPIO chip refused, a pin another program holds.
 
 ``claim_pins()`` takes an exclusive lock so two programs (``launcher run`` and ``launcher bench``)
 never drive the same header at once.
