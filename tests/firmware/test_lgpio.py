@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from firmware.devices import MAX_EDGE_AGE_S, BigButton, Devices, ExitSensor, edg
 from firmware.errors import LauncherError, UsageError
 from firmware.loop import FakeClock
 from firmware.pins import make_factory
+from tests.conftest import ROOT
 from tests.firmware.conftest import write_config
 from tests.firmware.test_daemon_run import _launcher
 from tests.firmware.test_devices import Posts, RecordingGuard
@@ -314,3 +317,14 @@ def test_launcher_bench_on_lgpio_measures_the_plant(tmp_path: Path) -> None:
     assert summary["cards"] == 12 and summary["reasons"] == {"fired": 3}
     # the plant's 40 ms feed interval comes back out, within its jitter and a busy machine's
     assert 37 <= summary["timings"]["interval_ms"]["median"] <= 80
+
+
+def test_the_simchip_folder_runs_the_installed_launcher(tmp_path: Path) -> None:
+    # pi-check's way in: the folder itself, from elsewhere, so the launcher is the one installed
+    # (tests/ must not come on the path: its firmware/ and i18n/ would hide the real packages)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "simchip"), "config", "check"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].endswith("launcher.toml: OK")

@@ -12,10 +12,10 @@ and nothing in the product imports this package):
 
 - in a test: ``with simchip.installed() as chip: ...`` (the ``lgpio_factory`` fixture);
 - a whole command: ``python -m tests.simchip ARGS`` is ``launcher ARGS`` on the simulated chip
-  (``run``, ``bench``, ...), from the checkout; to run an *installed* launcher on it, put the
-  ``tests`` folder on the path instead: ``PYTHONPATH=CHECKOUT/tests python -m simchip ARGS``.
-  ``SIMCHIP_DENY=1`` refuses ``/dev/gpiochip0`` (permission denied) and ``SIMCHIP_BUSY=17``
-  (comma-separated offsets) has another program hold those lines, for the failure paths.
+  (``run``, ``bench``, ...) with the checkout's launcher; ``python CHECKOUT/tests/simchip ARGS``
+  (the folder) runs the launcher installed for that Python on it (pi-check). ``SIMCHIP_DENY=1``
+  refuses ``/dev/gpiochip0`` (permission denied) and ``SIMCHIP_BUSY=17`` (comma-separated
+  offsets) has another program hold those lines, for the failure paths.
 """
 
 from __future__ import annotations
