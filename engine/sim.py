@@ -74,7 +74,7 @@ class SimStats:
     """Totals over a run (everything but `elapsed_s` depends only on the arguments).
 
     `launcher_decided` counts the rounds the launcher decided: a hit fired cards at a player
-    holding one card, and that player did not win the round. `cards_per_hit[k]` is how many
+    holding one card, and that player did not win the round (knockout: was its loser). `cards_per_hit[k]` is how many
     hits fired k cards. `losses` are the games each seat lost, in the modes that name a loser;
     `chips` the chips each seat won (or, below 0, lost) over the games, in chips mode. `rows`
     (one per game, by index) only when asked for.
@@ -378,8 +378,12 @@ def _play_game(settings: SimSettings, rules: Any, index: int, *, keep_row: bool)
         for s, gained in enumerate(result["gained"]):
             stats.points[s] += gained
         if launcher.buried:
-            # A player at UNO was fired at and someone else won the round.
-            stats.launcher_decided += bool(launcher.buried - {winner})
+            # A player at UNO was fired at and someone else won the round (in a knockout round,
+            # whose result is its loser: that player was left holding cards).
+            if rnd.loser is not None:
+                stats.launcher_decided += rnd.loser in launcher.buried
+            else:
+                stats.launcher_decided += bool(launcher.buried - {winner})
             launcher.buried.clear()
     for s in game.winners:
         stats.wins[s] += 1
