@@ -18,15 +18,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.bots import BOTS, make_bot
-from engine.cards import PRESETS, load_deck
+from engine.bots import make_bot
+from engine.cards import PRESETS
+from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError
 from engine.game import Round, choose_dealer
 from engine.launchers import VirtualLauncher
 from engine.rules import parse_option, rules_for
 from engine.schedule import MAX_NIGHT_PLAYERS, ROUNDS_EACH, Schedule, Standings, rotation
 from engine.scoring import round_gains
-from engine.sim import play_round
+from engine.sim import add_option_argument, check_bots, play_round
 from firmware.commandline import whole_number
 from firmware.jam import JamModel, JamParams
 from i18n import _, ngettext, number
@@ -76,21 +77,8 @@ def play_night(
         raise InputError(
             _("--cycles {cycles}: from 1 to {high}").format(cycles=cycles, high=MAX_CYCLES)
         )
-    names = [b.strip().lower() for b in bots]
-    for name in names:
-        if name not in BOTS:
-            raise InputError(
-                _("unknown bot `{name}`: use {bots}").format(name=name, bots=", ".join(BOTS))
-            )
-    if len(names) == 1:
-        names *= schedule.players
-    elif len(names) != schedule.players:
-        raise InputError(
-            _("--bots lists {count} bots for {players} players: give one or {players}").format(
-                count=len(names), players=schedule.players
-            )
-        )
-    the_deck = load_deck(deck)
+    names = check_bots(bots, schedule.players)
+    the_deck = open_deck(deck)
     preset = deck if deck in PRESETS else "attack"
     seats = schedule.seats
     rules = rules_for(preset, seats, **dict(options or {}))
@@ -181,12 +169,7 @@ def register(subparsers: Any) -> None:
     sim.add_argument(
         "--seed", type=whole_number, default=0, help=_("seed of the whole night (default 0)")
     )
-    sim.add_argument(
-        "--deck",
-        default="attack",
-        metavar="PRESET",
-        help=_("attack (default), attack-1998, classic, or a deck TOML file"),
-    )
+    add_deck_argument(sim)
     sim.add_argument(
         "--mode",
         default="teams",
@@ -201,13 +184,7 @@ def register(subparsers: Any) -> None:
         default="heuristic",
         help=_("one bot for every player or a comma list, one per player: heuristic, random"),
     )
-    sim.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help=_("rule option, e.g. stacking=true (repeatable)"),
-    )
+    add_option_argument(sim)
     p.set_defaults(func=run)
 
 

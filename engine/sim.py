@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from engine.bots import BOTS, Bot, make_bot
-from engine.cards import PRESETS, Deck, load_deck
+from engine.cards import PRESETS, Deck
+from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError, RuleError, UnoError
 from engine.executors import (
     Executor,
@@ -74,10 +75,10 @@ class SimStats:
     """Totals over a run (everything but `elapsed_s` depends only on the arguments).
 
     `launcher_decided` counts the rounds the launcher decided: a hit fired cards at a player
-    holding one card, and that player did not win the round (knockout: was its loser). `cards_per_hit[k]` is how many
-    hits fired k cards. `losses` are the games each seat lost, in the modes that name a loser;
-    `chips` the chips each seat won (or, below 0, lost) over the games, in chips mode. `rows`
-    (one per game, by index) only when asked for.
+    holding one card, and that player did not win the round (knockout: was its loser).
+    `cards_per_hit[k]` is how many hits fired k cards. `losses` are the games each seat lost,
+    in the modes that name a loser; `chips` the chips each seat won (or, below 0, lost) over
+    the games, in chips mode. `rows` (one per game, by index) only when asked for.
     """
 
     players: int
@@ -464,24 +465,8 @@ def build_settings(
                 flag=flag("mode"), mode=mode, modes=", ".join(SCORING_MODES)
             )
         )
-    names = [n.strip().lower() for n in bots]
-    for name in names:
-        if name not in BOTS:
-            raise InputError(
-                _("unknown bot `{name}`: use {bots}").format(name=name, bots=", ".join(BOTS))
-            )
-    if len(names) == 1:
-        names *= players
-    elif len(names) != players:
-        raise InputError(
-            _("{flag} lists {count} bots for {players} players: give one or {players}").format(
-                flag=flag("bots"), count=len(names), players=players
-            )
-        )
-    try:
-        the_deck = load_deck(deck)
-    except UnicodeDecodeError:
-        raise InputError(_("{deck}: not a text deck file (UTF-8 TOML)").format(deck=deck)) from None
+    names = check_bots(bots, players, flag("bots"))
+    the_deck = open_deck(deck)
     preset = rules or (deck if deck in PRESETS else "attack")
     # Build the rules once so any bad combination fails before the run starts.
     rules_for(preset, players, **dict(options))
@@ -510,7 +495,7 @@ def build_settings(
         preset=preset,
         mode=mode,
         target=target,
-        bots=tuple(names),
+        bots=names,
         options=tuple(options.items()),
         teams=teams,
         jam=jam if jam is not None else JamParams(),
@@ -520,7 +505,37 @@ def build_settings(
     )
 
 
+def check_bots(bots: Sequence[str], players: int, flag: str = "--bots") -> tuple[str, ...]:
+    """One bot for every player, or one per player (`flag` names the list in a message)."""
+    names = [n.strip().lower() for n in bots]
+    for name in names:
+        if name not in BOTS:
+            raise InputError(
+                _("unknown bot `{name}`: use {bots}").format(name=name, bots=", ".join(BOTS))
+            )
+    if len(names) == 1:
+        names *= players
+    elif len(names) != players:
+        raise InputError(
+            _("{flag} lists {count} bots for {players} players: give one or {players}").format(
+                flag=flag, count=len(names), players=players
+            )
+        )
+    return tuple(names)
+
+
 # -- command line ---------------------------------------------------------------------------
+
+
+def add_option_argument(p: Any) -> None:
+    """`--option NAME=VALUE`, repeatable (a parser or an argument group)."""
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=_("rule option, e.g. stacking=true (repeatable)"),
+    )
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -558,12 +573,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--seed", type=whole_number, default=0, help=_("seed of the whole run (default 0)")
     )
-    p.add_argument(
-        "--deck",
-        default="attack",
-        metavar="PRESET",
-        help=_("attack (default), attack-1998, classic, or a deck TOML file"),
-    )
+    add_deck_argument(p)
     p.add_argument(
         "--rules",
         default=None,
@@ -593,13 +603,7 @@ def register(subparsers: Any) -> None:
         default="heuristic",
         help=_("one bot for every seat or a comma list, one per seat: heuristic, random"),
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help=_("rule option, e.g. stacking=true (repeatable)"),
-    )
+    add_option_argument(p)
     add_run_arguments(p)
     p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     p.set_defaults(func=run)

@@ -11,41 +11,11 @@ from engine.errors import InputError, RuleError
 from engine.game import Action, Game, Round, choose_dealer
 from engine.launchers import ScriptedLauncher
 from engine.rules import rules_for
+from tests.engine.game_util import finish, game
 
 
 def cards(*texts: str) -> list:
     return [parse_card(t) for t in texts]
-
-
-def game(mode: str, players: int = 3, target: int = 500, **kw: object) -> Game:
-    return Game(
-        PRESETS["attack"],
-        rules_for("attack", players),
-        ScriptedLauncher([]),
-        players=players,
-        mode=mode,
-        target=target,
-        seed=5,
-        **kw,
-    )  # type: ignore[arg-type]
-
-
-def finish(g: Game, winner: int, hands: list[list[str]]) -> dict:
-    """Rig the current round: `winner` holds R1 and plays it on R5; others hold `hands`."""
-    rigged = [cards("R1") if s == winner else cards(*h) for s, h in enumerate(hands)]
-    g.round = Round.from_position(
-        g.deck,
-        g.rules,
-        g.launcher,
-        hands=rigged,
-        top=parse_card("R5"),
-        turn=winner,
-        dealer=g.dealer,
-        out=g.out,
-    )
-    g.round.apply(Action("play", winner, (parse_card("R1"),)))
-    assert g.round.over
-    return g.finish_round()
 
 
 def test_target_winner_scores_the_other_hands_and_deals_next() -> None:

@@ -15,40 +15,16 @@ import pytest
 from engine.bots import HeuristicBot, RandomBot
 from engine.cards import PRESETS, parse_card
 from engine.cli import main as unoattack
-from engine.game import Action, Game, Round
+from engine.game import Game, Round
 from engine.launchers import ScriptedLauncher, VirtualLauncher
 from engine.rules import rules_for
 from engine.sim import play_round
+from tests.engine.game_util import finish, game
 from tests.engine.scenario_util import check, run, run_error
 
 
 def c(text: str) -> Any:
     return parse_card(text)
-
-
-def game(mode: str, players: int = 3, target: int = 500, **kw: Any) -> Game:
-    return Game(
-        PRESETS["attack"],
-        rules_for("attack", players),
-        ScriptedLauncher([]),
-        players=players,
-        mode=mode,
-        target=target,
-        seed=5,
-        **kw,
-    )
-
-
-def finish(g: Game, winner: int, hands: list[list[str]]) -> dict[str, Any]:
-    """Rig the current round: `winner` holds R1 and plays it on R5; others hold `hands`."""
-    g.start_round()
-    rigged = [[c("R1")] if s == winner else [c(t) for t in h] for s, h in enumerate(hands)]
-    g.round = Round.from_position(
-        g.deck, g.rules, g.launcher, hands=rigged, top=c("R5"), turn=winner, dealer=g.dealer
-    )
-    g.round.apply(Action("play", winner, (c("R1"),)))
-    assert g.round.over
-    return g.finish_round()
 
 
 def sim_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
