@@ -38,6 +38,8 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from i18n import _
+
 __all__ = [
     "BACKLOG",
     "BODY_TIMEOUT_S",
@@ -186,12 +188,12 @@ def out_of_files_handler(out: TextIO | None = None) -> Any:
             now = time.monotonic()
             if now - last[0] >= EMFILE_QUIET_S:
                 last[0] = now
-                print(
-                    f"unoattack: out of open files ({exc.strerror}): new connections wait "
-                    f"(raise LimitNOFILE, now {resource.getrlimit(resource.RLIMIT_NOFILE)[0]})",
-                    file=out or sys.stderr,
-                    flush=True,
-                )
+                limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+                said = _(
+                    "out of open files ({error}): new connections wait (the limit is {limit}: "
+                    "LimitNOFILE in the unit, ulimit -n in a shell)"
+                ).format(error=exc.strerror, limit=limit)
+                print(f"unoattack: {said}", file=out or sys.stderr, flush=True)
             return
         loop.default_exception_handler(context)
 
