@@ -54,6 +54,7 @@ from engine.referee import (
 from engine.rules import parse_option
 from engine.state_lock import holding
 from engine.words import colour_name
+from firmware import textfile
 from firmware.commandline import digits
 from firmware.jam import JamParams
 from i18n import N_, _, message_of
@@ -1363,7 +1364,7 @@ def load_state(path: Path) -> StateFile:
     """Read a state file written by `TableSession.save`; InputError (one line, naming the file
     and the field) for anything else."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = textfile.parse_json(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(
             _("{path}: cannot read state file: {strerror}").format(path=path, strerror=exc.strerror)
