@@ -168,7 +168,6 @@ class TableService:
         session: TableSession,
         *,
         box: Any | None = None,
-        port: str | None = None,
         watch_only: str | None = None,
     ) -> None:
         self.session = session
@@ -183,7 +182,7 @@ class TableService:
         self._changed = threading.Condition(self._lock)
         self.version = 0  # bumped at every published change
         self.publish: Publisher | None = None
-        self.panel = BoxPanel(connected=self.box is not None, port=port)
+        self.panel = BoxPanel(connected=self.box is not None)
         self._status_due = threading.Event()  # the box's status has news: ask for it
         deck = load_deck(session.ref.deck_name)
         self.deck_name = deck.name

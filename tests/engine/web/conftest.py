@@ -85,7 +85,7 @@ def table_service(
     from engine.web.table_service import TableService, game_args, open_table
 
     session = open_table(game_args(players=players, deck=deck, state=state), box)
-    service = TableService(session, port=None if box is None else box.port)
+    service = TableService(session)
     service.updates = []
     service.publish = service.updates.append
     return service

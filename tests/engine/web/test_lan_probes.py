@@ -159,6 +159,7 @@ def test_box_controls_go_through_the_wire_op_table(boxed: Live) -> None:
         reply = http.post("api/box", json={"op": "model.set", "params": {"base": 0.3}})
         assert reply.status_code == 200 and reply.json()["ok"], reply.text
         assert http.post("api/box", json={"op": "model"}).json()["ok"]
+        assert "/dev/" not in http.get("api/state").text  # the box's port: a server path
 
 
 class SaveFails:
