@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 from websockets.sync.client import connect
 
-from engine.web.connections import HEADER_TIMEOUT_S
+from engine.web.connections import EMFILE_QUIET_S, HEADER_TIMEOUT_S
 from tests.engine.web.conftest import Served
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -74,10 +74,14 @@ def closed_by_server(sock: socket.socket, timeout: float) -> bool:
     return False
 
 
+@pytest.mark.parametrize("nofile", [NOFILE, 64])
 def test_a_flood_of_idle_connections_does_not_lock_out_a_new_phone(
-    serve: Callable[..., Served],
+    serve: Callable[..., Served], nofile: int
 ) -> None:
-    served = serve(*ARGS, nofile=NOFILE)
+    """With 64 open files the server does run out of them as it accepts: one line every
+    EMFILE_QUIET_S, no traceback per connection (it was ~30 MB in 10 s), and it recovers."""
+    started = time.monotonic()
+    served = serve(*ARGS, nofile=nofile)
     where = address(served)
     with flood(where, FLOOD):
         time.sleep(1)  # the flood reaches the server first (it is not waited for: no clock)
@@ -92,7 +96,10 @@ def test_a_flood_of_idle_connections_does_not_lock_out_a_new_phone(
         with connect(f"ws://{where[0]}:{where[1]}/ws", sock=page, origin=origin) as ws:
             assert json.loads(ws.recv(timeout=WAIT_S))["type"] == "hello"
     assert served.stop() == 0
-    assert "Traceback" not in served.err and served.err.count("\n") <= 3, served.err[-3000:]
+    lines = served.err.splitlines()
+    most = 1 + (time.monotonic() - started) // EMFILE_QUIET_S + 1  # + "stopped; the game is saved"
+    assert "Traceback" not in served.err and len(lines) <= most, served.err[-3000:]
+    assert all(line.startswith("unoattack") for line in lines), lines
 
 
 def test_requests_that_never_finish_are_closed_and_pages_stay(
