@@ -17,6 +17,7 @@ import pytest
 
 from engine.state_lock import describe_command, lock_path
 from engine.table import load_state
+from tests.conftest import run_unoattack
 
 pytestmark = pytest.mark.timeout(300)
 TABLE = ["table", "--port", "none", "--players", "Ann,Bob,Cat", "--state", "game.json"]
@@ -24,15 +25,7 @@ SERVE = ["serve", "--port", "none", "--players", "Ann,Bob,Cat", "--state", "game
 WAIT_S = 120.0  # for a child to start on a loaded machine (it is waited for, never timed)
 
 
-def unoattack(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=WAIT_S,
-    )
+unoattack = run_unoattack
 
 
 @contextlib.contextmanager

@@ -132,10 +132,19 @@ def live(tmp_path: Path) -> Iterator[Callable[..., Live]]:
     """Factory: ``live()`` serves a new table (Ann, Bob, Cat; no box) in this process,
     ``live(service, header_timeout=1)`` a given service with WebServer options; stopped at
     teardown."""
-    started: list[Live] = []
 
     def start(service: Any = None, **options: Any) -> Live:
-        served = Live(service or table_service(tmp_path / "table.json"), **options)
+        return Live(service or table_service(tmp_path / "table.json"), **options)
+
+    yield from stopped_at_the_end(start)
+
+
+def stopped_at_the_end(make: Callable[..., Any]) -> Iterator[Callable[..., Any]]:
+    """A fixture's factory: `make`, every server it made stopped at teardown."""
+    started: list[Any] = []
+
+    def start(*args: Any, **kwargs: Any) -> Any:
+        served = make(*args, **kwargs)
         started.append(served)
         return served
 
@@ -248,16 +257,9 @@ def survivors(folder: Path) -> list[int]:
 def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     """Factory: ``serve("serve", "--port", "none", ...)`` starts `unoattack` with those
     arguments plus ``--http 127.0.0.1:0`` (a free port: xdist-safe); stopped at teardown."""
-    started: list[Served] = []
 
     def start(*args: str, nofile: int | None = None) -> Served:
         argv = [sys.executable, "-m", "engine.cli", *args, "--http", "127.0.0.1:0"]
-        served = Served(argv, tmp_path, nofile=nofile)
-        started.append(served)
-        return served
+        return Served(argv, tmp_path, nofile=nofile)
 
-    try:
-        yield start
-    finally:
-        for served in started:
-            served.stop()
+    yield from stopped_at_the_end(start)

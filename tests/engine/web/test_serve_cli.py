@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,20 +15,13 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from engine.table import load_state
+from tests.conftest import run_unoattack
 from tests.engine.web.conftest import ROOT, Served
 
 ARGS = ["serve", "--port", "none", "--players", "Ann,Bob,Cat"]
 
 
-def run(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+run = run_unoattack
 
 
 @pytest.mark.parametrize(
@@ -117,14 +109,7 @@ def test_corrections_that_the_deck_cannot_hold_are_refused_and_the_game_restarts
 
 
 def test_the_join_code_from_the_environment_has_the_same_floor(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "engine.cli", *ARGS],
-        cwd=tmp_path,
-        env={**os.environ, "UNOATTACK_CODE": "4711"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run(*ARGS, cwd=tmp_path, env={**os.environ, "UNOATTACK_CODE": "4711"})
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "join code `4711` is too short" in done.stderr and "72%" in done.stderr
 
