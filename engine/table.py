@@ -1598,9 +1598,9 @@ def build_session(
 def run_table(args: argparse.Namespace) -> int:
     """`unoattack table`: the interactive referee loop."""
     check_box_arguments(args)
-    check_state_folder(args.state)
+    check_game(args)  # usage errors (names, deck, mode, options) before anything starts
     with holding(args.state):  # one referee per game (engine/state_lock.py)
-        saved = check_game(args)  # usage errors (names, deck, mode, options) before the box
+        saved = check_game(args)  # read again: nobody else writes it now
         # With --json, stdout is for the one JSON object: the table's words go to stderr.
         out = sys.stderr if args.json else sys.stdout
         with open_box(args, saved) as opened:

@@ -85,15 +85,15 @@ def run_serve(args: argparse.Namespace) -> int:
     from engine.boxport import check_box_arguments, open_box
     from engine.demo import signals_as_interrupt
     from engine.state_lock import holding
-    from engine.table import check_game, check_state_folder
+    from engine.table import check_game
     from engine.web.server import WebServer, check_web_arguments
     from engine.web.table_service import TableService, open_table
 
     check_box_arguments(args)  # usage errors before anything starts
     check_web_arguments(args)
-    check_state_folder(args.state)
+    check_game(args)
     with holding(args.state):  # one referee per game (engine/state_lock.py)
-        saved = check_game(args)
+        saved = check_game(args)  # read again: nobody else writes it now
         server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
         try:
             with signals_as_interrupt(), open_box(args, saved) as box:

@@ -82,6 +82,8 @@ def test_a_second_referee_on_the_same_game_refuses_to_start(tmp_path: Path) -> N
             assert "\n" not in line and "Traceback" not in line, done.stderr
             assert f"game.json is in use: process {first.pid} (" in line, line
             assert "table --port none --players Ann,Bob,Cat --state game.json" in line, line
+        mistake = unoattack(*TABLE, "--new", "--option", "nosuch=1", cwd=tmp_path)
+        assert mistake.returncode == 2 and "nosuch" in mistake.stderr  # usage errors first
         first.stdin.close()  # the end of its input: it stops, the game saved
         assert first.wait(WAIT_S) == 0
     assert load_state(tmp_path / "game.json").referee.top == "R5"  # nobody else wrote it
