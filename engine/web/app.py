@@ -46,6 +46,7 @@ from engine.web.inbound import (
     query_of,
     read_message,
     read_query,
+    shown,
 )
 from engine.web.table_service import MAX_LINE, TableService
 from engine.web.words import COOKIE as LANG_COOKIE
@@ -246,7 +247,8 @@ class WebApp:
         data = await read_json(request)
         if set(data) - {"code"}:
             extra = sorted(set(data) - {"code"})[0]
-            return JSONResponse({"ok": False, "error": f"unknown field `{extra}`: send code"}, 400)
+            problem = f"unknown field `{shown(extra)}`: send code"
+            return JSONResponse({"ok": False, "error": problem}, 400)
         client = request.client.host if request.client else "?"
         held = self.auth.throttle.wait(client) > 0  # too many wrong codes: 429, not 403
         token, problem, wait = self.auth.join(client, data.get("code"))

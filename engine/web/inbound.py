@@ -35,6 +35,7 @@ __all__ = [
     "query_of",
     "read_message",
     "read_query",
+    "shown",
 ]
 
 MAX_BODY = 4096  # bytes of one HTTP request body or WebSocket message the app reads
@@ -97,7 +98,7 @@ def read_query(raw: bytes) -> Query:
     values: dict[str, Any] = {}
     for key, value in pairs:
         if key not in Query.__dataclass_fields__:
-            raise BadInput(400, f"unknown query parameter `{key[:40]}`: allowed are {allowed}")
+            raise BadInput(400, f"unknown query parameter `{shown(key)}`: allowed are {allowed}")
         if key in values:
             raise BadInput(400, f"query parameter `{key}` given twice")
         if not value:
@@ -160,6 +161,12 @@ def read_message(raw: bytes | str) -> dict[str, Any]:
     return data
 
 
+def shown(text: str, most: int = 40) -> str:
+    """`text` as a refusal may quote it: at most `most` characters, escaped to printable
+    ASCII (a newline in a field's name must not break the one line)."""
+    return text[:most].encode("unicode_escape").decode("ascii").replace("`", "\\x60")
+
+
 def kind_of(value: object) -> str:
     """What a JSON value is, in words (for a refusal)."""
     if value is None:
@@ -172,13 +179,13 @@ def kind_of(value: object) -> str:
 def check_request(kind: object, data: dict[str, Any]) -> str | None:
     """Why `data` is not a well-formed request of `kind`, in one line, or None."""
     if not isinstance(kind, str) or kind not in FIELDS:
-        shown = kind[:40] if isinstance(kind, str) else kind_of(kind)
-        return f"unknown request `{shown}`: allowed are {', '.join(FIELDS)}"
+        what = shown(kind) if isinstance(kind, str) else kind_of(kind)
+        return f"unknown request `{what}`: allowed are {', '.join(FIELDS)}"
     allowed = FIELDS[kind]
     for key in data:
         if key not in allowed and key not in ("type", "id"):
             names = ", ".join(["type", "id", *allowed])
-            return f"unknown field `{key[:40]}` in `{kind}`: allowed are {names}"
+            return f"unknown field `{shown(key)}` in `{kind}`: allowed are {names}"
     ident = data.get("id")
     if "id" in data and (
         isinstance(ident, bool) or not isinstance(ident, int | str) or len(str(ident)) > 40
@@ -194,7 +201,7 @@ def check_request(kind: object, data: dict[str, Any]) -> str | None:
     if kind == "box":
         op = data["op"]
         if op not in BOX_CONTROLS:
-            return f"unknown box control `{op[:40]}`: allowed are {', '.join(BOX_CONTROLS)}"
+            return f"unknown box control `{shown(op)}`: allowed are {', '.join(BOX_CONTROLS)}"
         params = data.get("params")
         if op == "model.set":
             if not params:

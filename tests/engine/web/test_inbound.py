@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.web.inbound import MAX_BODY, MAX_DEPTH, BadInput, Query, read_message, read_query
+from engine.web.inbound import (
+    MAX_BODY,
+    MAX_DEPTH,
+    BadInput,
+    Query,
+    check_request,
+    read_message,
+    read_query,
+)
 
 JSON = st.recursive(
     st.none()
@@ -52,6 +60,15 @@ def test_any_message_is_an_object_or_refused_in_one_line(raw: str | bytes) -> No
         assert exc.status in (400, 413) and "\n" not in exc.text
     else:
         assert isinstance(data, dict)
+
+
+@given(
+    st.one_of(st.sampled_from(["act", "box", "ping"]), st.text(max_size=10), JSON),
+    st.dictionaries(st.sampled_from(["line", "op", "params", "id", "type"]) | st.text(), JSON),
+)
+def test_any_request_is_checked_in_one_line(kind: object, data: dict) -> None:
+    problem = check_request(kind, data)
+    assert problem is None or ("\n" not in problem and "\r" not in problem), problem
 
 
 @given(st.dictionaries(st.text(max_size=8), JSON, max_size=5))
