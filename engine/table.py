@@ -133,6 +133,13 @@ class StateNotSaved(UnoError):
     """The state file could not be written, or what would be written could not be loaded."""
 
 
+def _unsaved(exc: Exception) -> str:
+    """Why a save failed, in one line (an OSError from below `save` included)."""
+    if isinstance(exc, OSError):
+        return _("cannot save the game: {error}").format(error=exc.strerror or exc)
+    return message_of(exc)
+
+
 @dataclass
 class _Mark:
     """A session's state as it was before a change (`TableSession._mark`)."""
@@ -844,12 +851,12 @@ class TableSession:
         with self._lock:
             try:
                 self.save()
-            except StateNotSaved as exc:
+            except (StateNotSaved, OSError) as exc:
                 # A box event is a fact (the cards are out): it stays applied, and the box
                 # replays it after a restart from the last state saved.
                 self.say(
                     _("box event not saved: {problem}; the box replays it after a restart").format(
-                        problem=message_of(exc)
+                        problem=_unsaved(exc)
                     )
                 )
             self.sync_box()
@@ -993,9 +1000,9 @@ class TableSession:
         self.dispensing = {"seat": seat, "cards": cards, "press_id": None}
         try:
             self.save()  # the intent, before the command can reach the box
-        except StateNotSaved:
+        except (StateNotSaved, OSError) as exc:
             self.dispensing = None  # not sent: the next change tries again
-            raise
+            raise StateNotSaved(_unsaved(exc)) from None
         try:
             press_id = self.box.dispense(cards)
         except UnoError as exc:
@@ -1067,8 +1074,8 @@ class TableSession:
             if self.box_locked is not False:
                 self.box.unlock()
                 self.box_locked = False
-        except UnoError as exc:
-            self.say(_("box: {error}").format(error=message_of(exc)))
+        except (UnoError, OSError) as exc:  # (OSError: a save below it, the dispense's)
+            self.say(_("box: {error}").format(error=_unsaved(exc)))
 
     def save(self, *, force: bool = False) -> None:
         """Write the state file atomically (temp file, fsync, rename) when anything in it but
@@ -1101,9 +1108,8 @@ class TableSession:
         )
         if key == self._saved and not force:
             return
-        text = json.dumps(data, indent=1, sort_keys=True)
         try:
-            read_state(json.loads(text), checked=self._checked_steps)
+            read_state(json.loads(json.dumps(data)), checked=self._checked_steps)
         except InputError as exc:
             self._unloadable = True
             raise StateNotSaved(
@@ -1112,7 +1118,7 @@ class TableSession:
                 )
             ) from None
         try:
-            write_text_atomic(self.state_path, text)
+            write_json_atomic(self.state_path, data)
         except OSError as exc:
             raise StateNotSaved(
                 _("cannot save the game in {path}: {error}").format(
@@ -1153,10 +1159,10 @@ class TableSession:
         in one line and undone (never applied in memory only, to reappear with the next)."""
         try:
             self.save()
-        except StateNotSaved as exc:
+        except (StateNotSaved, OSError) as exc:
             self._restore(mark)
             raise StateNotSaved(
-                _("{problem}: not done, nothing changed").format(problem=message_of(exc))
+                _("{problem}: not done, nothing changed").format(problem=_unsaved(exc))
             ) from None
 
     def _dispense_record(self) -> dict[str, Any] | None:
@@ -1172,8 +1178,8 @@ class TableSession:
         saved = True
         try:
             self.save(force=True)
-        except StateNotSaved as exc:
-            lines.append(message_of(exc))
+        except (StateNotSaved, OSError) as exc:
+            lines.append(_unsaved(exc))
             saved = False
         if self.box is not None and self.ref.phase in ("deal", "play", "score"):
             try:
@@ -1302,16 +1308,11 @@ class TableSession:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON so that a crash leaves either the old file or the new one, never half."""
-    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a text file so that a crash leaves either the old file or the new one."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            json.dump(data, fh, indent=1, sort_keys=True)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

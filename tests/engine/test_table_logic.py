@@ -730,9 +730,9 @@ def test_box_events_that_change_nothing_are_not_saved_each(tmp_path, monkeypatch
     import engine.table as table
 
     writes: list[int] = []
-    real = table.write_text_atomic
+    real = table.write_json_atomic
     monkeypatch.setattr(
-        table, "write_text_atomic", lambda path, text: (writes.append(1), real(path, text))
+        table, "write_json_atomic", lambda path, data: (writes.append(1), real(path, data))
     )
     box = StubBox()
     s = TableSession(

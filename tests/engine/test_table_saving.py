@@ -116,6 +116,29 @@ def test_a_line_that_cannot_be_saved_is_refused_and_undone(
     assert s.ref.to_dict() == before
 
 
+def test_a_write_failing_below_the_save_is_refused_and_undone_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wherever the write fails (here the whole atomic write, as a read-only remount makes
+    it), the move is refused and undone, and a box event says it was not saved."""
+    s, out = session(tmp_path)
+    s.handle_line("R5")
+    before = s.ref.to_dict()
+
+    def read_only(path: Path, data: object) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(engine.table, "write_json_atomic", read_only)
+    s.handle_line("R7")
+    assert s.refusal == (
+        f"cannot save the game in {tmp_path / 's.json'}: Read-only file system: not done, "
+        "nothing changed"
+    )
+    assert s.ref.to_dict() == before
+    s.handle_line("hit")
+    assert s.ref.to_dict() == before and s.refused_lines == 2
+
+
 def test_stopping_when_the_game_cannot_be_saved_says_so_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
