@@ -56,6 +56,7 @@ from engine.sim import (
 )
 from engine.words import plural
 from firmware import config as box_config
+from firmware import textfile
 from firmware.commandline import check_outputs, whole_number
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
@@ -213,7 +214,7 @@ def read_file(path: str) -> SweepSpec:
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        doc = tomllib.loads(text)
+        doc = textfile.parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(_("{path}: not valid TOML: {exc}").format(path=path, exc=exc)) from None
     spec = SweepSpec(source=path)
