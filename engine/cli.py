@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "demo": "engine.demo_cli",
     "table": "engine.table.cli",
     "watch": "engine.watch",
+    "schedule": "engine.night",
     "serve": "engine.web.serve",
 }
 

@@ -85,6 +85,7 @@ from engine.outcomes import (
     Undone,
     UnoCalled,
     Unowed,
+    Unsaved,
     WentOut,
 )
 from engine.words import answer_hint, colour_name, owes_phrase, penalty_words, plural, shown
@@ -488,6 +489,13 @@ _WORDS: dict[type[Any], Callable[[Narrator, Any], list[str]]] = {
     Undone: _said(N_("undone: {state}"), state=lambda n, o: o.state),
     Cancelled: _said(N_("cancelled")),
     Resuming: _said(N_("resuming the game saved in {path}"), path=lambda n, o: o.path),
+    Unsaved: lambda n, o: [
+        _("box event not saved: {problem}; the box replays it after a restart").format(
+            problem=o.problem
+        )
+        if o.event
+        else o.problem
+    ],
     GameSaved: _said(
         N_("game saved in {path}; run the same command again to resume"),
         path=lambda n, o: o.path,

@@ -585,6 +585,15 @@ class Resuming(Outcome):
 
 
 @dataclass(frozen=True, slots=True)
+class Unsaved(Outcome):
+    """The game could not be saved (`problem`); a box event (`event`) stays applied and the
+    box replays it after a restart."""
+
+    problem: str
+    event: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class GameSaved(Outcome):
     """The game is saved in `path`; the same command resumes it."""
 

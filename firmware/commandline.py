@@ -31,6 +31,18 @@ EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattack` come in
 
 
+MAX_DIGITS = 100  # a count longer than this is no count (int() refuses 4,300 digits and more)
+
+
+def digits(text: str) -> int | None:
+    """`text` as a whole number when it is 1 to `MAX_DIGITS` ASCII digits (0-9), else None.
+    `str.isdigit` alone also takes "²" and "٣", which `int` refuses or reads otherwise: a count
+    a person types or a request sends is read here."""
+    if 0 < len(text) <= MAX_DIGITS and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
 def whole_number(text: str) -> int:
     """argparse type for counts: a one-line "expected a whole number" instead of a traceback."""
     try:

@@ -160,7 +160,7 @@ def encode(message: Mapping[str, Any]) -> bytes:
     return line
 
 
-def cmd(cmd_id: str, op: str, **args: Any) -> dict[str, Any]:
+def cmd(cmd_id: str, op: str, /, **args: Any) -> dict[str, Any]:
     """A command message (host to box); `args` become top-level fields."""
     return {"v": VERSION, "type": "cmd", "id": cmd_id, "op": op, **args}
 

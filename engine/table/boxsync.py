@@ -44,6 +44,7 @@ from engine.outcomes import (
     Unowed,
 )
 from engine.table.referee import Referee
+from engine.table.state_file import StateNotSaved, unsaved
 from engine.words import plural
 from firmware.jam import JamParams
 from i18n import _, message_of
@@ -115,6 +116,22 @@ class BoxSync:
         self.hold = bool((dispensing or {}).get("hold"))
         if dispensing and not dispensing.get("hold"):
             self.dispensing = {k: dispensing[k] for k in ("seat", "cards", "press_id")}
+
+    def mark(self) -> dict[str, Any]:
+        """What a step may change here, to put back (`restore`) if it cannot be saved."""
+        return {
+            "last_event": dict(self.last_event),
+            "last_hitter": self.last_hitter,
+            "dispensing": dict(self.dispensing) if self.dispensing else None,
+            "hold": self.hold,
+        }
+
+    def restore(self, mark: dict[str, Any]) -> None:
+        """Back as it was at `mark`."""
+        self.last_event = dict(mark["last_event"])
+        self.last_hitter = mark["last_hitter"]
+        self.dispensing = dict(mark["dispensing"]) if mark["dispensing"] else None
+        self.hold = mark["hold"]
 
     def resumed(self) -> list[Outcome]:
         """What a restarted referee says of the dispense it was sending, if any."""
@@ -340,8 +357,8 @@ class BoxSync:
             if self.locked is not False:
                 box.unlock()
                 self.locked = False
-        except UnoError as exc:
-            self.table.tell(BoxTrouble(message_of(exc)))
+        except (UnoError, OSError) as exc:  # (OSError: a save below it, the dispense's)
+            self.table.tell(BoxTrouble(unsaved(exc)))
 
     def _dispense(self) -> None:
         """Classic: send the dispense owed now, recording it in the state file first."""
@@ -350,7 +367,11 @@ class BoxSync:
             return
         seat, cards = due
         self.dispensing = {"seat": seat, "cards": cards, "press_id": None}
-        self.table.save()  # the intent, before the command can reach the box
+        try:
+            self.table.save()  # the intent, before the command can reach the box
+        except (StateNotSaved, OSError) as exc:
+            self.dispensing = None  # not sent: the next change tries again
+            raise StateNotSaved(unsaved(exc)) from None
         try:
             press_id = self.box.dispense(cards)
         except UnoError as exc:

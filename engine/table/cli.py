@@ -26,6 +26,7 @@ from engine.table.console import Console
 from engine.table.options import DEFAULT_STATE, GameOptions
 from engine.table.referee import MODES
 from engine.table.session import TableSession, build_session
+from engine.table.state_lock import holding
 from i18n import _
 
 __all__ = ["FIRE_WAIT_S", "add_game_arguments", "options_of", "register", "run", "run_table"]
@@ -114,19 +115,22 @@ def run_table(args: argparse.Namespace) -> int:
     """`unoattack table`: the interactive referee loop."""
     check_box_arguments(args)
     options = options_of(args)
-    saved = options.check()  # usage errors (names, deck, mode, options) before the box
-    # With --json, stdout is for the one JSON object: the table's words go to stderr.
-    out = sys.stderr if args.json else sys.stdout
-    with open_box(args, saved and saved.last_event) as opened:
-        session = build_session(options, opened.client, out, saved=saved)
-        history = args.state.with_name(args.state.name + ".history")
-        console = Console(sys.stdin, out, history=history, tty=None if not args.json else False)
-        code = run(session, console)
-        if args.json:
-            state = session.view()
-            state["refused_lines"] = session.refused_lines
-            print(json.dumps(state), flush=True)
-        return code
+    options.check()  # usage errors (names, deck, mode, options) before anything starts
+    with holding(options.state):  # one referee per game (engine/table/state_lock.py)
+        saved = options.check()  # read again: nobody else writes it now
+        # With --json, stdout is for the one JSON object: the table's words go to stderr.
+        out = sys.stderr if args.json else sys.stdout
+        with open_box(args, saved and saved.last_event) as opened:
+            session = build_session(options, opened.client, out, saved=saved)
+            history = args.state.with_name(args.state.name + ".history")
+            tty = None if not args.json else False
+            console = Console(sys.stdin, out, history=history, tty=tty)
+            code = run(session, console)
+            if args.json:
+                state = session.view()
+                state["refused_lines"] = session.refused_lines
+                print(json.dumps(state), flush=True)
+            return code
 
 
 def run(session: TableSession, lines: TextIO | Console) -> int:

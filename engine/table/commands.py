@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Protocol
 from engine.cards import COLORS, Card, Deck, parse_card
 from engine.errors import InputError, RuleError, UnoError
 from engine.words import COLOUR_NAMES
+from firmware.commandline import digits
 from i18n import N_, _, worded
 
 __all__ = [
@@ -300,9 +301,10 @@ def _one_name(usage: str) -> Callable[[list[str]], str]:
 
 
 def _count(args: list[str], usage: str) -> int:
-    if len(args) != 1 or not args[0].isdigit():
+    count = digits(args[0]) if len(args) == 1 else None
+    if count is None:
         raise InputError(_(usage))
-    return int(args[0])
+    return count
 
 
 def _read_uno(args: list[str], table: TableFacts) -> Command:
@@ -318,9 +320,10 @@ def _read_catch(args: list[str], table: TableFacts) -> Command:
 
 
 def _read_hand(args: list[str], table: TableFacts) -> Command:
-    if len(args) != 2 or not args[1].isdigit():
+    count = digits(args[1]) if len(args) == 2 else None
+    if count is None:
         raise InputError(_("hand NAME N: NAME really holds N cards"))
-    return SetHand(args[0], int(args[1]))
+    return SetHand(args[0], count)
 
 
 def _read_challenge(args: list[str], table: TableFacts) -> Command:
@@ -568,8 +571,8 @@ def _read_cards(words: list[str], table: TableFacts) -> Play:
         up = word.upper()
         if up in COLOR_WORDS:
             color = COLOR_WORDS[up]
-        elif word.isdigit():
-            discards = int(word)
+        elif digits(word) is not None:
+            discards = digits(word)
         elif up == "UNO":
             uno = True
         elif is_card(word) and word.lower() not in names:

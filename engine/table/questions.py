@@ -22,6 +22,7 @@ from engine.outcomes import Outcome
 from engine.table.commands import COLOR_WORDS, NO, YES, Challenge, Command, Play, line_of
 from engine.table.referee import Referee
 from engine.words import colour_name
+from firmware.commandline import digits
 from i18n import N_, _
 
 __all__ = ["Question", "answered", "ask", "attempt", "problem"]
@@ -118,7 +119,7 @@ def problem(question: Question, text: str, players: list[str]) -> str | None:
     elif kind == "target":
         ok = len(words) == 1 and any(p.lower() == words[0].lower() for p in players)
     elif kind == "discards":
-        ok = len(words) == 1 and words[0].isdigit()
+        ok = len(words) == 1 and digits(words[0]) is not None
     else:  # challenge
         ok = text.lower() in (*YES, *NO)
     if ok:
@@ -141,7 +142,7 @@ def answered(question: Question, text: str, players: list[str]) -> Command:
     if question.kind == "target":
         name = next(p for p in players if p.lower() == word.lower())
         return dataclasses.replace(command, target=name)
-    return dataclasses.replace(command, discards=int(word))
+    return dataclasses.replace(command, discards=digits(word))
 
 
 def _ask_challenge(ref: Referee, command: Challenge) -> Question:

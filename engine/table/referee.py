@@ -65,7 +65,9 @@ from i18n import _, message_of, reworded
 __all__ = ["MODES", "PHASES", "STATE_VERSION", "Referee", "check_names"]
 
 STATE_VERSION = 2  # 1: the referee before it played on BlindRound (read and upgraded)
-MODES: tuple[str, ...] = SCORING_MODES
+# The modes the table referee plays so far (the seed 001 systems knockout, chips and losing are
+# the simulator's; issue 23 brings them to the table).
+MODES: tuple[str, ...] = SCORING_MODES[:4]
 TEAMS = 2  # at a table, partners sit alternately: two teams
 PHASES = ("deal", "play", "score", "over")
 
@@ -562,6 +564,24 @@ class Referee:
                     most=self.deck.total, count=cards
                 )
             )
+        # The hands and the card turned up come out of one deck (the state file's loader
+        # refuses a game whose hands add up to more).
+        others = sum(rnd.counts) - rnd.counts[seat]
+        most = self.deck.total - others - 1
+        if cards > most:
+            raise RuleError(
+                _(
+                    "{player} cannot hold {count}: the other hands hold {others} and one card is "
+                    "turned up, of the {deck} deck's {total}; at most {most}"
+                ).format(
+                    player=self.name(seat),
+                    count=cards,
+                    others=others,
+                    deck=self.deck.name,
+                    total=self.deck.total,
+                    most=max(most, 0),
+                )
+            )
         old = rnd.counts[seat]
         rnd.set_count(seat, cards)
         return [HandSet(seat, cards, old)]
@@ -700,7 +720,7 @@ class Referee:
         are in it, so that no reader has to work them out."""
         rnd = self.round
         return {
-            "deck": self.deck_name,
+            "deck": self.deck.name,  # its name, never the path of a deck file
             "mode": self.mode,
             "target": self.target,
             "classic": self.classic,

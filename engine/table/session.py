@@ -23,7 +23,6 @@ The layers, each testable without the next:
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from typing import Any, TextIO
 from engine.boxport import BoxPort
 from engine.errors import InputError, RuleError, UnoError
 from engine.narrate import Narrator
-from engine.outcomes import Cancelled, GameSaved, Outcome, Resuming, Undone
+from engine.outcomes import Cancelled, GameSaved, Outcome, Resuming, Undone, Unsaved
 from engine.table import commands, questions, view
 from engine.table.boxsync import BoxSync
 from engine.table.commands import Command
@@ -44,16 +43,27 @@ from engine.table.questions import Question
 from engine.table.referee import Referee
 from engine.table.state_file import (
     StateFile,
+    StateNotSaved,
+    StateStore,
     load_state,
     read_referee,
-    state_data,
-    write_json_atomic,
+    unsaved,
 )
 from i18n import _, message_of
 
 __all__ = ["HISTORY_LIMIT", "Reply", "TableSession", "build_session"]
 
 HISTORY_LIMIT = 30  # undo steps kept in the state file
+
+
+@dataclass
+class _Mark:
+    """A session's state as it was before a change (`TableSession._mark`)."""
+
+    referee: dict[str, Any]
+    history: list[dict[str, Any]]
+    undo_floor: int
+    box: dict[str, Any]
 
 
 @dataclass
@@ -86,9 +96,12 @@ class TableSession:
         dispensing: dict[str, Any] | None = None,
         undo_floor: int = 0,
         console: Console | None = None,
+        state_label: str | None = None,
     ) -> None:
         self.ref = referee
         self.state_path = state_path
+        # The state file, named `state_label` in what the table says (default: its path).
+        self.store = StateStore(state_path, state_label)
         self.out = out or sys.stdout
         self.console = console
         self.history: list[dict[str, Any]] = list(history or [])
@@ -100,7 +113,6 @@ class TableSession:
         self.refused_lines = 0  # lines refused (a piped session exits 1 if any)
         self.refusal: str | None = None  # why the last refused line was refused
         self.running = True
-        self._saved: str | None = None  # what the state file holds (see `save`)
         self._lock = threading.RLock()
         self.tell(*self.boxsync.resumed())
 
@@ -211,17 +223,17 @@ class TableSession:
         """One change of the game made by code rather than typed: `change(referee)` calls the
         referee (a bot at the table telling it what it did, `demo --web`) and returns what
         happened. It is a step of the session like a command: said, undoable, saved, the
-        button brought in step. UnoError when the referee refuses any part of it: then
-        nothing has changed."""
+        button brought in step. UnoError when the referee refuses any part of it (or it
+        cannot be saved): then nothing has changed."""
         with self._lock:
-            before = self.ref.to_dict()
+            mark = self._mark()
             phase = self.ref.phase
             try:
                 said = change(self.ref)
             except UnoError:
-                self.ref = read_referee(before)  # a refusal half way: none of it
+                self._restore(mark)  # a refusal half way: none of it
                 raise
-            self._done(before, phase, said)
+            self._done(mark, phase, said)
             return said
 
     def question(self) -> Question | None:
@@ -237,24 +249,45 @@ class TableSession:
     def _run(self, command: Command) -> None:
         """Apply `command` (UnoError: refused, nothing changed)."""
         run = _HANDLERS[type(command)]
-        before = self.ref.to_dict()
+        mark = self._mark()
         phase = self.ref.phase
         said = run(self, command)
         if said is not None:
-            self._done(before, phase, said, undoable=not isinstance(command, commands.Undo))
+            self._done(mark, phase, said, undoable=not isinstance(command, commands.Undo))
 
-    def _done(
-        self, before: dict[str, Any], phase: str, said: list[Outcome], *, undoable: bool = True
-    ) -> None:
-        """After a change: an undo step, what happened (and the scores when a round was
-        scored), the state file and the button."""
-        if undoable and self.ref.to_dict() != before:
-            self._remember(before)
+    def _done(self, mark: _Mark, phase: str, said: list[Outcome], *, undoable: bool = True) -> None:
+        """After a change: an undo step, the state file (or, when it cannot be saved, the
+        session back as it was at `mark` and StateNotSaved), what happened (and the scores
+        when a round was scored), and the button."""
+        if undoable and self.ref.to_dict() != mark.referee:
+            self._remember(mark.referee)
+        self._save_or_undo(mark)
         self.tell(*said)
         if phase == "score" and self.ref.phase in ("deal", "over"):
             self.say(*view.scoreboard(self.ref))
-        self.save()
         self.boxsync.sync()
+
+    def _mark(self) -> _Mark:
+        """What a command or an event may change, to put back if it cannot be saved."""
+        return _Mark(self.ref.to_dict(), list(self.history), self.undo_floor, self.boxsync.mark())
+
+    def _restore(self, mark: _Mark) -> None:
+        self.ref = read_referee(mark.referee)
+        self.history = list(mark.history)
+        self.undo_floor = mark.undo_floor
+        self.boxsync.restore(mark.box)
+
+    def _save_or_undo(self, mark: _Mark) -> None:
+        """Save the change made since `mark`; when it cannot be saved, put the session back
+        as it was at `mark` and raise StateNotSaved: a move is saved and answered, or refused
+        in one line and undone (never applied in memory only, to reappear with the next)."""
+        try:
+            self.save()
+        except (StateNotSaved, OSError) as exc:
+            self._restore(mark)
+            raise StateNotSaved(
+                _("{problem}: not done, nothing changed").format(problem=unsaved(exc))
+            ) from None
 
     def box_step(self, change: Callable[[Referee], list[Outcome]]) -> None:
         """A step the box made (a press's cards, a stray): said, and not undone while a box is
@@ -274,7 +307,10 @@ class TableSession:
         self.say("! " + message)
 
     def _remember(self, before: dict[str, Any], *, by_box: bool = False) -> None:
-        """Keep `before` as an undo step; a box's step (with a box) cannot be undone."""
+        """Keep `before` as an undo step; a box's step (with a box) cannot be undone. A state
+        the loader refused (a box event left it so) is no step: it could never be saved."""
+        if self.store.unloadable:
+            return
         self.history.append(before)
         overflow = len(self.history) - HISTORY_LIMIT
         if overflow > 0:
@@ -344,7 +380,12 @@ class TableSession:
         """After box events: save the state file if the game changed, then lock, unlock or
         aim the button (and, classic, dispense) as `Referee.hitter()` says."""
         with self._lock:
-            self.save()
+            try:
+                self.save()
+            except (StateNotSaved, OSError) as exc:
+                # A box event is a fact (the cards are out): it stays applied, and the box
+                # replays it after a restart from the last state saved.
+                self.tell(Unsaved(unsaved(exc), event=True))
             self.boxsync.sync()
 
     def start(self) -> None:
@@ -357,10 +398,16 @@ class TableSession:
     def goodbye(self) -> None:
         """The referee stops: the game saved, the button locked (no referee counts a press
         now), and said so."""
-        self.save(force=True)
-        said = self.boxsync.goodbye()
-        if self.state_path is not None:
-            said.append(GameSaved(str(self.state_path)))
+        said: list[Outcome] = []
+        saved = True
+        try:
+            self.save(force=True)
+        except (StateNotSaved, OSError) as exc:
+            said.append(Unsaved(unsaved(exc)))
+            saved = False
+        said += self.boxsync.goodbye()
+        if self.state_path is not None and saved:
+            said.append(GameSaved(self.store.label))
         lines = self.narrator.lines(said)
         if self.console is not None:
             self.console.show(lines)
@@ -375,28 +422,9 @@ class TableSession:
         )
 
     def save(self, *, force: bool = False) -> None:
-        """Write the state file atomically (temp file, fsync, rename) when anything in it but
-        the last box event's number changed since the last write (or `force`). Box events
-        that change nothing (the burst's passing states, a press's own event) are not worth
-        an fsync each: after a crash the box replays them from the last event saved, and they
-        change nothing again."""
-        if self.state_path is None:
-            return
-        data = state_data(self.state())
-        # What a replayed event cannot bring back: all of it but the event's number.
-        last = self.boxsync.last_event
-        key = json.dumps(
-            {
-                **data,
-                "history": len(self.history),
-                "last_event": [last.get(k) for k in ("stream", "hitter")],
-            },
-            sort_keys=True,
-        )
-        if key == self._saved and not force:
-            return
-        write_json_atomic(self.state_path, data)
-        self._saved = key
+        """Write the state file when it changed (or `force`), what it writes read back by the
+        loader first: StateNotSaved when it cannot be (`StateStore.save`)."""
+        self.store.save(self.state(), force=force)
 
 
 def _referee_move(move: Callable[[Referee, Any], list[Outcome]]) -> Callable[..., list[Outcome]]:
@@ -437,10 +465,16 @@ _HANDLERS: dict[type[Command], Callable[[TableSession, Any], list[Outcome] | Non
 
 
 def build_session(
-    options: GameOptions, box: BoxPort | None, out: TextIO, *, saved: StateFile | None = None
+    options: GameOptions,
+    box: BoxPort | None,
+    out: TextIO,
+    *,
+    saved: StateFile | None = None,
+    state_label: str | None = None,
 ) -> TableSession:
     """The session for `options`: resumed from the state file when it holds a game (and not
-    `new`), else a new game."""
+    `new`), else a new game. `state_label`: how its words name the state file (default: its
+    path)."""
     state = options.state
     if state.exists() and not options.new:
         saved = saved or load_state(state)
@@ -460,13 +494,19 @@ def build_session(
             last_event=saved.last_event,
             dispensing=saved.dispensing,
             undo_floor=saved.undo_floor,
+            state_label=state_label,
         )
-        session.tell(Resuming(str(state)))
+        session.tell(Resuming(session.store.label))
         return session
     last_event: dict[str, Any] = {}
     if box is not None and box.box.get("stream"):
         # A new game: whatever the box did before it started is none of its business.
         last_event = {"stream": box.box["stream"], "seq": int(box.box.get("seq") or 0)}
     return TableSession(
-        options.referee(), box=box, state_path=state, out=out, last_event=last_event
+        options.referee(),
+        box=box,
+        state_path=state,
+        out=out,
+        last_event=last_event,
+        state_label=state_label,
     )

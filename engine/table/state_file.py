@@ -2,7 +2,9 @@
 
 The file (`--state FILE`, JSON) holds the referee (`Referee.to_dict`), the undo steps, the last
 box event applied (the box replays everything after it), and the classic dispense in flight.
-`save_state` writes it atomically (temporary file, fsync, rename); `load_state` reads it.
+`StateStore.save` writes it atomically (temporary file, fsync, rename), having first read what
+it writes with the loader: nothing is saved that a restart could not load (`StateNotSaved`
+otherwise, and nothing written). `load_state` reads it.
 
 A state file is the user's: it may be from an older version, edited by hand, or something else
 altogether. Every field is checked for type and range before anything is built from it, and the
@@ -17,7 +19,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,14 +29,19 @@ from engine.cards import COLORS, CardError, parse_card
 from engine.effects import EFFECTS
 from engine.errors import InputError, UnoError
 from engine.table.referee import PHASES, STATE_VERSION, Referee
-from i18n import _
+from firmware import textfile
+from i18n import _, message_of
 
 __all__ = [
     "StateFile",
+    "StateNotSaved",
+    "StateStore",
     "check_state_folder",
     "load_state",
     "read_referee",
+    "read_state",
     "state_data",
+    "unsaved",
     "upgrade_v1",
     "write_json_atomic",
 ]
@@ -403,7 +410,7 @@ def load_state(path: Path) -> StateFile:
     """Read a state file written by the session; InputError (one line, naming the file and
     the field) for anything else."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = textfile.parse_json(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(
             _("{path}: cannot read state file: {strerror}").format(path=path, strerror=exc.strerror)
@@ -421,17 +428,30 @@ def load_state(path: Path) -> StateFile:
     if not isinstance(data, dict) or "referee" not in data:
         raise InputError(_("{path}: not a table state file").format(path=path))
     try:
-        return _read_file(data)
+        return read_state(data)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
 
 
-def _read_file(data: dict[str, Any]) -> StateFile:
+def step_key(step: dict[str, Any]) -> str:
+    """An undo step as one string (to know it was read back already)."""
+    return json.dumps(step, sort_keys=True)
+
+
+def read_state(data: dict[str, Any], *, checked: Collection[str] = ()) -> StateFile:
+    """The state a state file holds, from its JSON data, every field checked; InputError
+    naming the field. `StateStore.save` reads what it is about to write with it: nothing is
+    saved that this would not load. `checked`: undo steps read before (`step_key`), not read
+    again."""
+    if "referee" not in data:
+        raise InputError("not a table state: `referee` is missing")
     ref = read_referee(data["referee"])
     history = data.get("history") or []
     if not isinstance(history, list):
         raise InputError("not a table state: `history` must be a list of states")
     for i, step in enumerate(history):
+        if checked and step_key(step) in checked:
+            continue
         try:
             read_referee(step)  # undo must find what it needs
         except InputError as exc:
@@ -480,3 +500,75 @@ def _dispensing_ok(record: Any, players: int) -> bool:
         and 0 < cards <= 1000
         and (press_id is None or (isinstance(press_id, int) and not isinstance(press_id, bool)))
     )
+
+
+# -- saving -------------------------------------------------------------------------------------
+
+
+class StateNotSaved(UnoError):
+    """The state file could not be written, or what would be written could not be loaded."""
+
+
+def unsaved(exc: Exception) -> str:
+    """Why a save failed, in one line (an OSError from below the save included)."""
+    if isinstance(exc, OSError):
+        return _("cannot save the game: {error}").format(error=exc.strerror or exc)
+    return message_of(exc)
+
+
+class StateStore:
+    """Where a table's state is saved: `path` (None: nowhere), named `label` in what the table
+    says (a web page's readers are not told the server's paths). It writes only when something
+    but the last box event's number changed since the last write: box events that change
+    nothing (a burst's passing states, a press's own event) are not worth an fsync each; after
+    a crash the box replays them from the last event saved, and they change nothing again."""
+
+    def __init__(self, path: Path | None, label: str | None = None) -> None:
+        self.path = path
+        self.label = label or str(path)
+        self._saved: str | None = None  # what the file holds (its key, see `save`)
+        self._checked: set[str] = set()  # undo steps read back already (`step_key`)
+        # The loader refused the game as it is (until it is saved again): no undo step of it.
+        self.unloadable = False
+
+    def save(self, state: StateFile, *, force: bool = False) -> None:
+        """Write `state` atomically (temp file, fsync, rename) when it changed (or `force`),
+        having read it back with the loader. StateNotSaved (nothing written) when it would not
+        load, or the file cannot be written (a full SD card, a read-only remount, no file
+        descriptor left)."""
+        if self.path is None:
+            return
+        data = state_data(state)
+        # What a replayed event cannot bring back: all of it but the event's number.
+        last = state.last_event
+        key = json.dumps(
+            {
+                **data,
+                "history": len(state.history),
+                "last_event": [last.get(k) for k in ("stream", "hitter")],
+            },
+            sort_keys=True,
+        )
+        if key == self._saved and not force:
+            return
+        try:
+            read_state(json.loads(json.dumps(data)), checked=self._checked)
+        except InputError as exc:
+            self.unloadable = True
+            raise StateNotSaved(
+                _("that would leave a game that cannot be loaded again ({problem})").format(
+                    problem=message_of(exc)
+                )
+            ) from None
+        try:
+            write_json_atomic(self.path, data)
+        except OSError as exc:
+            raise StateNotSaved(
+                _("cannot save the game in {path}: {error}").format(
+                    path=self.label, error=exc.strerror or exc
+                )
+            ) from None
+        self._saved = key
+        self.unloadable = False
+        # Undo steps read back once are not read again at every save.
+        self._checked = {step_key(step) for step in state.history}

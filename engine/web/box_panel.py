@@ -20,10 +20,10 @@ _STATUS_KEYS = ("state", "hopper", "dry_streak", "locked", "aim", "fault", "ejec
 class BoxPanel:
     """The box panel's data; `snapshot()` is the JSON the page gets."""
 
-    def __init__(self, *, connected: bool, port: str | None = None) -> None:
+    def __init__(self, *, connected: bool) -> None:
+        # (not the box's port: a server path is none of the watchers' business)
         self._data: dict[str, Any] = {
             "connected": connected,
-            "port": port,
             "state": None,
             "hopper": None,
             "dry_streak": None,

@@ -146,7 +146,7 @@ def run(
     try:
         with signals_as_interrupt(), mock_box(config_text) as (box, client):
             session = demo_table(players=names, deck=args.deck, target=args.target)
-            service = TableService(session, box=client, port=client.port, watch_only=WATCH_ONLY)
+            service = TableService(session, box=client, watch_only=WATCH_ONLY)
 
             def play(stop: threading.Event) -> None:
                 while web.hub.pages < args.wait_pages and not stop.wait(0.05):

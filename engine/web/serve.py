@@ -1,7 +1,7 @@
 """`unoattack serve`: the table referee as a live web page for every phone at the table.
 
 The same referee and state file as `unoattack table` (run either one to resume the other's
-game); the page composes the same command lines. `--port mock` starts `launcher run --mock
+game); the page sends the same commands. `--port mock` starts `launcher run --mock
 --port pty` as a child exactly as `unoattack demo` does, `none` referees without a box (the
 page has `fired N` buttons). docs/web.md.
 """
@@ -16,7 +16,8 @@ from typing import Any
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.errors import UnoError
 from engine.table.cli import add_game_arguments, options_of
-from engine.web.server import DEFAULT_HTTP, WebServer
+from engine.table.state_lock import holding
+from engine.web.server import DEFAULT_HTTP, WebServer, check_web_arguments
 from engine.web.table_service import TableService, open_table
 from firmware.commandline import signals_as_interrupt
 
@@ -83,21 +84,24 @@ def run_serve(args: argparse.Namespace) -> int:
     """`unoattack serve`."""
     need_web_extra()
     check_box_arguments(args)  # usage errors before anything starts
+    check_web_arguments(args)
     options = options_of(args)
-    saved = options.check()
-    server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
-    try:
-        with signals_as_interrupt(), open_box(args, saved and saved.last_event) as box:
-            session = open_table(options, box.client, saved)
-            try:
-                service = TableService(session, port=box.port)
-                server.attach(service)
-                server.banner(sys.stdout)
-                server.run()
-            finally:
-                session.goodbye()  # saved, and the button locked while no referee runs
-    except KeyboardInterrupt:
-        print("unoattack serve: stopped; the game is saved", file=sys.stderr)
-    finally:
-        server.close()
+    options.check()
+    with holding(options.state):  # one referee per game (engine/table/state_lock.py)
+        saved = options.check()  # read again: nobody else writes it now
+        server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
+        try:
+            with signals_as_interrupt(), open_box(args, saved and saved.last_event) as box:
+                session = open_table(options, box.client, saved)
+                try:
+                    service = TableService(session)
+                    server.attach(service)
+                    server.banner(sys.stdout)
+                    server.run()
+                finally:
+                    session.goodbye()  # saved, and the button locked while no referee runs
+        except KeyboardInterrupt:
+            print("unoattack serve: stopped; the game is saved", file=sys.stderr)
+        finally:
+            server.close()
     return 0

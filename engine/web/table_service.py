@@ -40,6 +40,7 @@ from engine.words import colour_name
 from i18n import _, lines_of, message_of
 
 __all__ = [
+    "BOX_CONTROLS",
     "MAX_LINE",
     "Answer",
     "TableService",
@@ -49,6 +50,13 @@ __all__ = [
 ]
 
 MAX_LINE = 200  # characters in one command line; the longest real one (a hand) is ~60
+# The box panel's controls, and the wire op (wire/ops.py) each one is.
+BOX_CONTROLS = {
+    "reset": "reset",
+    "status": "status",
+    "model": "model.get",
+    "model.set": "model.set",
+}
 # The picker group of the words that answer each kind of question.
 ANSWER_GROUPS = {
     "colour": "colour",
@@ -158,7 +166,6 @@ class TableService:
         session: TableSession,
         *,
         box: Any | None = None,
-        port: str | None = None,
         watch_only: str | None = None,
     ) -> None:
         self.session = session
@@ -173,7 +180,7 @@ class TableService:
         self._changed = threading.Condition(self._lock)
         self.version = 0  # bumped at every published change
         self.publish: Publisher | None = None
-        self.panel = BoxPanel(connected=self.box is not None, port=port)
+        self.panel = BoxPanel(connected=self.box is not None)
         self._status_due = threading.Event()  # the box's status has news: ask for it
         deck = load_deck(session.ref.deck_name)
         self.deck_name = deck.name
@@ -334,31 +341,33 @@ class TableService:
                 self._publish(messages, {"box": "status"})
 
     def box_op(self, op: str, params: dict[str, Any] | None = None) -> Answer:
-        """A box-panel control that is not a table command: `reset` (leave a latched fault),
-        `status`, `model` (read the jam model) or `model.set` with `params` (the box checks every
-        value against its own ranges; the config's safety limits cannot be changed)."""
+        """A box-panel control that is not a table command (`BOX_CONTROLS`): `reset` (leave
+        a latched fault), `status`, `model` (read the jam model) or `model.set` with `params`.
+        Each is its wire op, sent through the client, which checks the arguments against the
+        op table (wire/ops.py) before anything goes out; the box checks every value against
+        its own ranges (the config's safety limits cannot be changed)."""
         box = self.box
         if box is None:
             return Answer(False, error=_("no box connected (started with --port none)"))
         if self.watch_only is not None and op not in ("status", "model"):
             return Answer(False, error=self.watch_only)
+        wire_op = BOX_CONTROLS.get(op)
+        if wire_op is None:
+            return Answer(False, error=_("unknown box control `{op}`").format(op=op))
+        args = {"params": dict(params or {})} if wire_op == "model.set" else {}
         try:
-            if op == "reset":
-                reply = box.reset()
-                messages = [_("box reset: {state}").format(state=reply.get("state", "done"))]
-            elif op == "status":
-                messages = []
-            elif op == "model":
-                self.panel.on_model(box.model_get())
-                messages = []
-            elif op == "model.set":
-                self.panel.on_model(box.model_set(**(params or {})))
-                changed = ", ".join(f"{k} {v}" for k, v in (params or {}).items())
-                messages = [_("box: jam model set: {changed}").format(changed=changed)]
-            else:
-                return Answer(False, error=_("unknown box control `{op}`").format(op=op))
+            # `status`: refresh_box below asks for it
+            reply = box.command(wire_op, **args) if wire_op != "status" else {}
         except UnoError as exc:
             return Answer(False, error=_("box: {problem}").format(problem=message_of(exc)))
+        messages = []
+        if op == "reset":
+            messages = [_("box reset: {state}").format(state=reply.get("state", "done"))]
+        elif op in ("model", "model.set"):
+            self.panel.on_model(dict(reply.get("params") or {}))
+        if op == "model.set":
+            changed = ", ".join(f"{k} {v}" for k, v in args["params"].items())
+            messages = [_("box: jam model set: {changed}").format(changed=changed)]
         if messages:
             with self._lock:
                 self._publish(messages, {"box": op})
@@ -450,8 +459,15 @@ def open_table(
     """The session `unoattack table` would run with these game options: resumed from the
     state file when it holds a game (unless `new`), else a new game; started (the button in
     step, the file written). `box` is a connected box or None; `saved` the game
-    `GameOptions.check` read, if any."""
-    session = build_session(options, box, _Lines(), saved=saved)  # type: ignore[arg-type]
+    `GameOptions.check` read, if any. Its words name the state file by its name alone: pages
+    are not told the server's paths."""
+    session = build_session(
+        options,
+        box,
+        _Lines(),  # type: ignore[arg-type]
+        saved=saved,
+        state_label=options.state.name,
+    )
     session.start()
     return session
 

@@ -35,6 +35,10 @@ def c(text: str):
 
 def table(n: int = 3, deck: str = "attack", first: str = "R5", **kw: Any) -> Referee:
     names = ["Ann", "Bob", "Cat", "Dan", "Eve", "Fay"][:n]
+    if deck == "classic":
+        # These tests seat the first player left of the dealer (classic's dealer_plays_first is
+        # tested by the rules tests).
+        kw["options"] = {"dealer_plays_first": False, **kw.get("options", {})}
     ref = Referee(names, deck=deck, **kw)
     ref.start_round(c(first), "G" if c(first).is_wild else None)
     return ref
@@ -740,7 +744,7 @@ def test_the_view_is_the_json_state_with_the_referees_answers(tmp_path):
 def test_box_events_that_change_nothing_are_not_saved_each(tmp_path, monkeypatch):
     """A press brings several events; only the one that changes the game costs an fsync. The
     rest are replayed by the box after a crash, and change nothing again."""
-    import engine.table.session as table
+    import engine.table.state_file as table
 
     writes: list[int] = []
     real = table.write_json_atomic

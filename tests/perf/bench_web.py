@@ -138,8 +138,7 @@ def ours(pages: int, presses: int) -> tuple[list[float], list[float], list[str]]
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-web-"))
         options = GameOptions(["Ann", "Bob"], state=Path(tmp) / "table.json", new=True)
         session = open_table(options, client)
-        port = client.port
-        service = TableService(session, port=port)
+        service = TableService(session)
         event_at: dict[int, float] = {}
         handle = service.handle_event
 
