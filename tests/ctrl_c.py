@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,16 +97,20 @@ def interrupt(
     signals: int = 2,
     gap_s: float = 0.05,
     cwd: Path = ROOT,
+    stdout_on_terminal: bool = False,
+    when_running: Callable[[int], object] | None = None,
 ) -> Interrupted:
     """Run `python ARGV`, wait until its terminal shows `running`, press Ctrl-C `signals` times
-    `gap_s` apart (SIGINT to its process group, as a terminal does), and wait for it to end."""
+    `gap_s` apart (SIGINT to its process group, as a terminal does), and wait for it to end.
+    `stdout_on_terminal`: its stdout goes to the terminal too (`stdout` is then empty);
+    `when_running(pid)` is called before the first Ctrl-C."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, *argv],
         cwd=cwd,
         env=ENV,
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
+        stdout=slave if stdout_on_terminal else subprocess.PIPE,
         stderr=slave,
         start_new_session=True,  # its own process group, like a job of an interactive shell
     )
@@ -116,12 +120,14 @@ def interrupt(
     stdout = b""
     try:
         terminal.wait_for(running, STARTED_S)
+        if when_running is not None:
+            when_running(proc.pid)
         for press in range(signals):
             if press:
                 time.sleep(gap_s)  # the gap between two presses, not a wait for the command
             os.killpg(pgid, signal.SIGINT)
         try:
-            stdout, _ = proc.communicate(timeout=ENDED_S)
+            stdout = proc.communicate(timeout=ENDED_S)[0] or b""
             code: int | None = proc.returncode
         except subprocess.TimeoutExpired:
             code = None
