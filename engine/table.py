@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
-from engine.cards import COLORS, Card, parse_card
+from engine.cards import COLORS, PRESETS, Card, load_deck, parse_card
 from engine.console import Console
 from engine.effects import effect_of
 from engine.errors import InputError, RuleError, UnoError
@@ -1367,16 +1367,15 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
     )
+    # No argparse defaults for what shapes the game: None is "not given" (a resumed game keeps
+    # its own, `same_game`), and a new game takes the Referee's defaults.
     p.add_argument(
         "--deck",
-        default="attack",
         metavar="PRESET",
         help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
-    p.add_argument(
-        "--mode", default="target", choices=MODES, help=_("scoring mode (default target)")
-    )
-    p.add_argument("--target", type=int, default=500, help=_("points that end the game (500)"))
+    p.add_argument("--mode", choices=MODES, help=_("scoring mode (default target)"))
+    p.add_argument("--target", type=int, help=_("points that end the game (500)"))
     p.add_argument(
         "--option",
         action="append",
@@ -1406,25 +1405,53 @@ def check_game(args: argparse.Namespace) -> StateFile | None:
     check_state_folder(state)
     if state.exists() and not args.new:
         saved = load_state(state)
-        if args.option:
-            raise InputError(
-                _(
-                    "--option sets the rules of a new game; {path} holds a game under way (--new "
-                    "to start one)"
-                ).format(path=state)
-            )
+        same_game(args, saved.referee, state)
         return saved
     _new_referee(args)
     return None
 
 
+# What shapes a game, as given on the command line (None: not given).
+_SHAPING = ("deck", "mode", "target")
+
+
+def same_game(args: argparse.Namespace, ref: Referee, state: Path) -> None:
+    """A saved game resumes as it was saved: a flag that shapes the game (`--deck`, `--mode`,
+    `--target`) may be given only with the saved game's value, `--option` not at all
+    (InputError, one line, exit 2). A deck that does not exist is refused as such first."""
+    if args.option:
+        raise InputError(
+            _(
+                "--option sets the rules of a new game; {path} holds a game under way (--new "
+                "to start one)"
+            ).format(path=state)
+        )
+    if args.deck is not None:
+        load_deck(args.deck)  # `unknown deck`, a bad deck file: whatever the saved game
+    for name in _SHAPING:
+        given, saved = getattr(args, name), getattr(ref, "deck_name" if name == "deck" else name)
+        if given is None or given == saved or (name == "deck" and _same_file(given, saved)):
+            continue
+        raise InputError(
+            _(
+                "--{flag} {given}: {path} holds a game with --{flag} {saved} (--new to start one)"
+            ).format(flag=name, given=given, path=state, saved=saved)
+        )
+
+
+def _same_file(given: str, saved: str) -> bool:
+    """Two deck files named differently (`home.toml`, `./home.toml`) are the same deck."""
+    if given in PRESETS or saved in PRESETS:
+        return False
+    return Path(given).resolve() == Path(saved).resolve()
+
+
 def _new_referee(args: argparse.Namespace) -> Referee:
     options = dict(parse_option(text) for text in getattr(args, "option", None) or [])
+    shape = {name: getattr(args, name, None) for name in _SHAPING}
     return Referee(
         [p.strip() for p in args.players.split(",")],
-        deck=args.deck,
-        mode=args.mode,
-        target=args.target,
+        **{name: value for name, value in shape.items() if value is not None},
         options=options,
     )
 
@@ -1496,5 +1523,6 @@ __all__ = [
     "load_state",
     "register",
     "run_table",
+    "same_game",
     "write_json_atomic",
 ]
