@@ -53,6 +53,7 @@ from engine.referee import (
 )
 from engine.rules import parse_option
 from engine.words import colour_name
+from firmware.commandline import CtrlC
 from firmware.jam import JamParams
 from i18n import N_, _, message_of
 from wire.text import news
@@ -1149,49 +1150,55 @@ class TableSession:
         code = 0
         deferred: deque[tuple[str, Any]] = deque()
         waiting: float | None = None  # since when a keyboard press waits for its fire event
-        try:
-            while self.running:
-                if deferred and waiting is None:
-                    kind, item = deferred.popleft()
-                else:
-                    try:
-                        kind, item = items.get(timeout=0.5 if waiting is not None else None)
-                    except queue.Empty:
-                        if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
-                            self.say(_("box: the press was not reported; type `press` again"))
-                            waiting = None
-                            next_prompt()
-                        continue
-                if waiting is not None and kind in ("line", "eof"):
-                    deferred.append((kind, item))  # piped lines wait for the press's result
-                    continue
-                if kind == "eof":
-                    break
-                if kind == "line":
-                    if self.handle_line(item):
-                        if self.running:
-                            next_prompt()
-                    else:
-                        waiting = time.monotonic()
-                elif kind == "event":
-                    shown = self.handle_event(item)
-                    if waiting is not None and item.get("kind") == "fire":
-                        waiting = None
-                        next_prompt()
-                    elif shown and not console.tty:
-                        next_prompt()
-                else:
-                    self.say(_("box connection lost: {error}").format(error=item))
-                    code = 1
-                    break
-        except KeyboardInterrupt:
-            code = 130
-        finally:
-            stop.set()
-            ready.set()
-        if code != 1:
-            self.goodbye()
-        console.close()
+        # However many Ctrl-C come: the first stops the loop, none cuts the save and the
+        # button's lock short (`goodbye`), and the exit is 130.
+        with CtrlC(until_exit=True) as ctrl_c:
+            try:
+                with ctrl_c.stopping():
+                    while self.running:
+                        if deferred and waiting is None:
+                            kind, item = deferred.popleft()
+                        else:
+                            try:
+                                kind, item = items.get(timeout=0.5 if waiting is not None else None)
+                            except queue.Empty:
+                                if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
+                                    self.say(
+                                        _("box: the press was not reported; type `press` again")
+                                    )
+                                    waiting = None
+                                    next_prompt()
+                                continue
+                        if waiting is not None and kind in ("line", "eof"):
+                            deferred.append((kind, item))  # piped lines wait for the press's result
+                            continue
+                        if kind == "eof":
+                            break
+                        if kind == "line":
+                            if self.handle_line(item):
+                                if self.running:
+                                    next_prompt()
+                            else:
+                                waiting = time.monotonic()
+                        elif kind == "event":
+                            shown = self.handle_event(item)
+                            if waiting is not None and item.get("kind") == "fire":
+                                waiting = None
+                                next_prompt()
+                            elif shown and not console.tty:
+                                next_prompt()
+                        else:
+                            self.say(_("box connection lost: {error}").format(error=item))
+                            code = 1
+                            break
+            except KeyboardInterrupt:
+                code = 130
+            finally:
+                stop.set()
+                ready.set()
+            if code != 1:
+                self.goodbye()
+            console.close()
         if code == 0 and not console.tty and self.refused_lines:
             code = 1
         return code

@@ -97,20 +97,21 @@ def interrupt(
     signals: int = 2,
     gap_s: float = 0.05,
     cwd: Path = ROOT,
-    stdout_on_terminal: bool = False,
+    interactive: bool = False,
     when_running: Callable[[int], object] | None = None,
 ) -> Interrupted:
     """Run `python ARGV`, wait until its terminal shows `running`, press Ctrl-C `signals` times
     `gap_s` apart (SIGINT to its process group, as a terminal does), and wait for it to end.
-    `stdout_on_terminal`: its stdout goes to the terminal too (`stdout` is then empty);
+    `interactive`: its stdin and stdout are the terminal too, as a person's at a prompt
+    (`stdout` is then empty);
     `when_running(pid)` is called before the first Ctrl-C."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, *argv],
         cwd=cwd,
         env=ENV,
-        stdin=subprocess.DEVNULL,
-        stdout=slave if stdout_on_terminal else subprocess.PIPE,
+        stdin=slave if interactive else subprocess.DEVNULL,
+        stdout=slave if interactive else subprocess.PIPE,
         stderr=slave,
         start_new_session=True,  # its own process group, like a job of an interactive shell
     )

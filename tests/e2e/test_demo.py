@@ -182,7 +182,7 @@ def test_three_ctrl_c_still_stop_the_box_child_without_a_traceback():
         argv,
         running=b" -> ",  # a press and its fire result: the game is under way
         signals=3,
-        stdout_on_terminal=True,
+        interactive=True,
         when_running=lambda pid: children.append(_box_child(pid)),
     )
     assert (done.code, done.left) == (130, []), done.terminal[-2000:]
