@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import i18n
-from firmware.commandline import EXIT_INTERRUPTED, seconds, stop_when_reader_goes
+from firmware.commandline import EXIT_INTERRUPTED, CtrlC, seconds, stop_when_reader_goes
 from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from wire.ops import OPS as OP_TABLE
 from wire.ops import TABLE
@@ -178,9 +178,6 @@ def _print(args: argparse.Namespace, data: dict[str, Any], human: Callable[[], s
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `launcher send`."""
-    # imported here so `launcher --help` does not load pyserial and the client
-    from wire.client import BoxClient, BoxError
-
     try:
         if args.total and args.op != "load":
             raise ValueError(i18n._("--total only goes with load"))
@@ -190,10 +187,22 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"launcher send: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    # However many Ctrl-C come: the first stops the command, none cuts the port's closing short.
+    with CtrlC(until_exit=True) as ctrl_c:
+        return _send(args, given, ctrl_c)
+
+
+def _send(args: argparse.Namespace, given: dict[str, int], ctrl_c: CtrlC) -> int:
+    """`launcher send` with its checked arguments: open the port, ask, print."""
+    from wire.client import BoxClient, BoxError
+
     op = args.op
     reader_gone = threading.Event()
     try:
-        with BoxClient(args.port, state_path=args.state, timeout=args.timeout) as client:
+        with (
+            ctrl_c.stopping(),
+            BoxClient(args.port, state_path=args.state, timeout=args.timeout) as client,
+        ):
             if op == "watch":
                 # `watch | head -1` ends when head does, even while the box is quiet.
                 with stop_when_reader_goes(sys.stdout) as reader_gone:
