@@ -1146,13 +1146,13 @@ class TableSession:
             threading.Thread(target=read_events, daemon=True, name="table-box").start()
         self.start()
         self.say(*self.ref.status())
-        next_prompt()
         code = 0
         deferred: deque[tuple[str, Any]] = deque()
         waiting: float | None = None  # since when a keyboard press waits for its fire event
         # However many Ctrl-C come: the first stops the loop, none cuts the save and the
-        # button's lock short (`goodbye`), and the exit is 130.
+        # button's lock short (`goodbye`), and the exit is 130. Taken from the first prompt on.
         with CtrlC(until_exit=True) as ctrl_c:
+            next_prompt()
             try:
                 with ctrl_c.stopping():
                     while self.running:
