@@ -239,23 +239,30 @@ class ProcessExecutor(_Stoppable):
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
         def submit(index: int) -> Future[R]:
-            with _sigint_held():  # the pool starts its workers in `submit`
-                return self._pool.submit(fn, tasks[index])
+            try:
+                with _sigint_held():  # the pool starts its workers in `submit`
+                    return self._pool.submit(fn, tasks[index])
+            except BrokenProcessPool:
+                raise self._broken() from None
 
         def result(future: Future[R]) -> R:
             try:
                 return future.result()
             except BrokenProcessPool:
-                if self._stopped():  # the workers ended by a second Ctrl-C
-                    raise KeyboardInterrupt from None
-                raise ExecutorError(
-                    "a worker process died (killed, or out of memory?): run again, with fewer "
-                    "--workers if memory is short"
-                ) from None
+                raise self._broken() from None
 
         # Tasks left in flight are not cancelled here: the pool cancels those not started in
         # `close` (a future cancelled from outside can break the pool's own clean-up on 3.11).
         yield from self._in_flight(submit, len(tasks), result, lambda flying: None)
+
+    def _broken(self) -> BaseException:
+        """What a broken pool means: the workers ended by a second Ctrl-C, or one died."""
+        if self._stopped():
+            return KeyboardInterrupt()
+        return ExecutorError(
+            "a worker process died (killed, or out of memory?): run again, with fewer "
+            "--workers if memory is short"
+        )
 
     def _give_up(self) -> None:
         # `_processes` is the pool's table of its workers (Python 3.14 adds terminate_workers()

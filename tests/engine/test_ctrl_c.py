@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,17 @@ def test_a_run_keeps_a_few_tasks_in_flight_per_worker() -> None:
         got = dict(executor.run(abs, [-i for i in range(1000)]))
     assert got == {i: i for i in range(1000)}
     assert executor.most == 2 * executor.workers
+
+
+def _dies_at_three(n: int) -> int:
+    if n == 3:
+        os._exit(1)  # a worker killed mid-run (out of memory, kill -9)
+    return n
+
+
+def test_a_worker_that_dies_is_one_error_not_a_hang() -> None:
+    with (
+        executors.ProcessExecutor(2) as pool,
+        pytest.raises(executors.ExecutorError, match="a worker process died"),
+    ):
+        list(pool.run(_dies_at_three, list(range(8))))
