@@ -871,7 +871,9 @@ class Referee:
         lines = [
             _("round {round} ({phase}), {mode} mode, game to {target} points").format(
                 round=self.round_no, phase=phase, mode=self.mode, target=self.target
-            )
+            ),
+            # The deck's own name, never a file's path (the web page's watchers read it too).
+            _("{deck} deck, {rules} rules").format(deck=self.deck.name, rules=self.rules.preset),
         ]
         if self.phase in ("play", "score") and self.round is not None:
             arrow = _("left (clockwise)") if self.direction == 1 else _("right (counter-clockwise)")

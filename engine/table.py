@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
-from engine.cards import COLORS, Card, parse_card
+from engine.cards import COLORS, PRESETS, Card, load_deck, parse_card
 from engine.console import Console
 from engine.effects import effect_of
 from engine.errors import InputError, RuleError, UnoError
@@ -55,7 +55,7 @@ from engine.rules import parse_option
 from engine.state_lock import holding
 from engine.words import colour_name
 from firmware import textfile
-from firmware.commandline import digits
+from firmware.commandline import CtrlC, digits
 from firmware.jam import JamParams
 from i18n import N_, _, message_of
 from wire.text import news
@@ -1254,53 +1254,59 @@ class TableSession:
             threading.Thread(target=read_events, daemon=True, name="table-box").start()
         self.start()
         self.say(*self.ref.status())
-        next_prompt()
         code = 0
         deferred: deque[tuple[str, Any]] = deque()
         waiting: float | None = None  # since when a keyboard press waits for its fire event
-        try:
-            while self.running:
-                if deferred and waiting is None:
-                    kind, item = deferred.popleft()
-                else:
-                    try:
-                        kind, item = items.get(timeout=0.5 if waiting is not None else None)
-                    except queue.Empty:
-                        if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
-                            self.say(_("box: the press was not reported; type `press` again"))
-                            waiting = None
-                            next_prompt()
-                        continue
-                if waiting is not None and kind in ("line", "eof"):
-                    deferred.append((kind, item))  # piped lines wait for the press's result
-                    continue
-                if kind == "eof":
-                    break
-                if kind == "line":
-                    if self.handle_line(item):
-                        if self.running:
-                            next_prompt()
-                    else:
-                        waiting = time.monotonic()
-                elif kind == "event":
-                    shown = self.handle_event(item)
-                    if waiting is not None and item.get("kind") == "fire":
-                        waiting = None
-                        next_prompt()
-                    elif shown and not console.tty:
-                        next_prompt()
-                else:
-                    self.say(_("box connection lost: {error}").format(error=item))
-                    code = 1
-                    break
-        except KeyboardInterrupt:
-            code = 130
-        finally:
-            stop.set()
-            ready.set()
-        if code != 1:
-            self.goodbye()
-        console.close()
+        # However many Ctrl-C come: the first stops the loop, none cuts the save and the
+        # button's lock short (`goodbye`), and the exit is 130. Taken from the first prompt on.
+        with CtrlC(until_exit=True) as ctrl_c:
+            next_prompt()
+            try:
+                with ctrl_c.stopping():
+                    while self.running:
+                        if deferred and waiting is None:
+                            kind, item = deferred.popleft()
+                        else:
+                            try:
+                                kind, item = items.get(timeout=0.5 if waiting is not None else None)
+                            except queue.Empty:
+                                if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
+                                    self.say(
+                                        _("box: the press was not reported; type `press` again")
+                                    )
+                                    waiting = None
+                                    next_prompt()
+                                continue
+                        if waiting is not None and kind in ("line", "eof"):
+                            deferred.append((kind, item))  # piped lines wait for the press's result
+                            continue
+                        if kind == "eof":
+                            break
+                        if kind == "line":
+                            if self.handle_line(item):
+                                if self.running:
+                                    next_prompt()
+                            else:
+                                waiting = time.monotonic()
+                        elif kind == "event":
+                            shown = self.handle_event(item)
+                            if waiting is not None and item.get("kind") == "fire":
+                                waiting = None
+                                next_prompt()
+                            elif shown and not console.tty:
+                                next_prompt()
+                        else:
+                            self.say(_("box connection lost: {error}").format(error=item))
+                            code = 1
+                            break
+            except KeyboardInterrupt:
+                code = 130
+            finally:
+                stop.set()
+                ready.set()
+            if code != 1:
+                self.goodbye()
+            console.close()
         if code == 0 and not console.tty and self.refused_lines:
             code = 1
         return code
@@ -1490,16 +1496,15 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
     )
+    # No argparse defaults for what shapes the game: None is "not given" (a resumed game keeps
+    # its own, `same_game`), and a new game takes the Referee's defaults.
     p.add_argument(
         "--deck",
-        default="attack",
         metavar="PRESET",
         help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
-    p.add_argument(
-        "--mode", default="target", choices=MODES, help=_("scoring mode (default target)")
-    )
-    p.add_argument("--target", type=int, default=500, help=_("points that end the game (500)"))
+    p.add_argument("--mode", choices=MODES, help=_("scoring mode (default target)"))
+    p.add_argument("--target", type=int, help=_("points that end the game (500)"))
     p.add_argument(
         "--option",
         action="append",
@@ -1529,25 +1534,53 @@ def check_game(args: argparse.Namespace) -> StateFile | None:
     check_state_folder(state)
     if state.exists() and not args.new:
         saved = load_state(state)
-        if args.option:
-            raise InputError(
-                _(
-                    "--option sets the rules of a new game; {path} holds a game under way (--new "
-                    "to start one)"
-                ).format(path=state)
-            )
+        same_game(args, saved.referee, state)
         return saved
     _new_referee(args)
     return None
 
 
+# What shapes a game, as given on the command line (None: not given).
+_SHAPING = ("deck", "mode", "target")
+
+
+def same_game(args: argparse.Namespace, ref: Referee, state: Path) -> None:
+    """A saved game resumes as it was saved: a flag that shapes the game (`--deck`, `--mode`,
+    `--target`) may be given only with the saved game's value, `--option` not at all
+    (InputError, one line, exit 2). A deck that does not exist is refused as such first."""
+    if args.option:
+        raise InputError(
+            _(
+                "--option sets the rules of a new game; {path} holds a game under way (--new "
+                "to start one)"
+            ).format(path=state)
+        )
+    if args.deck is not None:
+        load_deck(args.deck)  # `unknown deck`, a bad deck file: whatever the saved game
+    for name in _SHAPING:
+        given, saved = getattr(args, name), getattr(ref, "deck_name" if name == "deck" else name)
+        if given is None or given == saved or (name == "deck" and _same_file(given, saved)):
+            continue
+        raise InputError(
+            _(
+                "--{flag} {given}: {path} holds a game with --{flag} {saved} (--new to start one)"
+            ).format(flag=name, given=given, path=state, saved=saved)
+        )
+
+
+def _same_file(given: str, saved: str) -> bool:
+    """Two deck files named differently (`home.toml`, `./home.toml`) are the same deck."""
+    if given in PRESETS or saved in PRESETS:
+        return False
+    return Path(given).resolve() == Path(saved).resolve()
+
+
 def _new_referee(args: argparse.Namespace) -> Referee:
     options = dict(parse_option(text) for text in getattr(args, "option", None) or [])
+    shape = {name: getattr(args, name, None) for name in _SHAPING}
     return Referee(
         [p.strip() for p in args.players.split(",")],
-        deck=args.deck,
-        mode=args.mode,
-        target=args.target,
+        **{name: value for name, value in shape.items() if value is not None},
         options=options,
     )
 
@@ -1630,5 +1663,6 @@ __all__ = [
     "load_state",
     "register",
     "run_table",
+    "same_game",
     "write_json_atomic",
 ]

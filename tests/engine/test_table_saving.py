@@ -121,7 +121,7 @@ def test_a_write_failing_below_the_save_is_refused_and_undone_too(
 ) -> None:
     """Wherever the write fails (here the whole atomic write, as a read-only remount makes
     it), the move is refused and undone, and a box event says it was not saved."""
-    s, out = session(tmp_path)
+    s, _out = session(tmp_path)
     s.handle_line("R5")
     before = s.ref.to_dict()
 
