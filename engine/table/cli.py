@@ -27,6 +27,7 @@ from engine.table.options import DEFAULT_STATE, GameOptions
 from engine.table.referee import MODES
 from engine.table.session import TableSession, build_session
 from engine.table.state_lock import holding
+from firmware.commandline import CtrlC
 from i18n import _
 
 __all__ = ["FIRE_WAIT_S", "add_game_arguments", "options_of", "register", "run", "run_table"]
@@ -67,16 +68,15 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
     )
+    # No argparse defaults for what shapes the game: None is "not given" (a resumed game keeps
+    # its own, `GameOptions.check`), and a new game takes the Referee's defaults.
     p.add_argument(
         "--deck",
-        default="attack",
         metavar="PRESET",
         help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
-    p.add_argument(
-        "--mode", default="target", choices=MODES, help=_("scoring mode (default target)")
-    )
-    p.add_argument("--target", type=int, default=500, help=_("points that end the game (500)"))
+    p.add_argument("--mode", choices=MODES, help=_("scoring mode (default target)"))
+    p.add_argument("--target", type=int, help=_("points that end the game (500)"))
     p.add_argument(
         "--option",
         action="append",
@@ -180,53 +180,57 @@ def run(session: TableSession, lines: TextIO | Console) -> int:
         threading.Thread(target=read_events, daemon=True, name="table-box").start()
     session.start()
     session.say(*view.status(session.ref))
-    next_prompt()
     code = 0
     deferred: deque[tuple[str, Any]] = deque()
     waiting: float | None = None  # since when a keyboard press waits for its fire event
-    try:
-        while session.running:
-            if deferred and waiting is None:
-                kind, item = deferred.popleft()
-            else:
-                try:
-                    kind, item = items.get(timeout=0.5 if waiting is not None else None)
-                except queue.Empty:
-                    if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
-                        session.tell(PressUnreported())
-                        waiting = None
-                        next_prompt()
-                    continue
-            if waiting is not None and kind in ("line", "eof"):
-                deferred.append((kind, item))  # piped lines wait for the press's result
-                continue
-            if kind == "eof":
-                break
-            if kind == "line":
-                if session.handle_line(item):
-                    if session.running:
-                        next_prompt()
-                else:
-                    waiting = time.monotonic()
-            elif kind == "event":
-                shown = session.handle_event(item)
-                if waiting is not None and item.get("kind") == "fire":
-                    waiting = None
-                    next_prompt()
-                elif shown and not console.tty:
-                    next_prompt()
-            else:
-                session.tell(ConnectionLost(str(item)))
-                code = 1
-                break
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        stop.set()
-        ready.set()
-    if code != 1:
-        session.goodbye()
-    console.close()
+    # However many Ctrl-C come: the first stops the loop, none cuts the save and the button's
+    # lock short (`goodbye`), and the exit is 130. Taken from the first prompt on.
+    with CtrlC(until_exit=True) as ctrl_c:
+        next_prompt()
+        try:
+            with ctrl_c.stopping():
+                while session.running:
+                    if deferred and waiting is None:
+                        kind, item = deferred.popleft()
+                    else:
+                        try:
+                            kind, item = items.get(timeout=0.5 if waiting is not None else None)
+                        except queue.Empty:
+                            if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
+                                session.tell(PressUnreported())
+                                waiting = None
+                                next_prompt()
+                            continue
+                    if waiting is not None and kind in ("line", "eof"):
+                        deferred.append((kind, item))  # piped lines wait for the press's result
+                        continue
+                    if kind == "eof":
+                        break
+                    if kind == "line":
+                        if session.handle_line(item):
+                            if session.running:
+                                next_prompt()
+                        else:
+                            waiting = time.monotonic()
+                    elif kind == "event":
+                        shown = session.handle_event(item)
+                        if waiting is not None and item.get("kind") == "fire":
+                            waiting = None
+                            next_prompt()
+                        elif shown and not console.tty:
+                            next_prompt()
+                    else:
+                        session.tell(ConnectionLost(str(item)))
+                        code = 1
+                        break
+        except KeyboardInterrupt:
+            code = 130
+        finally:
+            stop.set()
+            ready.set()
+        if code != 1:
+            session.goodbye()
+        console.close()
     if code == 0 and not console.tty and session.refused_lines:
         code = 1
     return code

@@ -64,7 +64,9 @@ def status(ref: Referee) -> list[str]:
     lines = [
         _("round {round} ({phase}), {mode} mode, game to {target} points").format(
             round=ref.round_no, phase=phase, mode=ref.mode, target=ref.target
-        )
+        ),
+        # The deck's own name, never a file's path (the web page's watchers read it too).
+        _("{deck} deck, {rules} rules").format(deck=ref.deck.name, rules=ref.rules.preset),
     ]
     if ref.phase in ("play", "score") and ref.round is not None:
         arrow = _("left (clockwise)") if ref.direction == 1 else _("right (counter-clockwise)")

@@ -118,6 +118,7 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "round": Fill(
         N_("round {round} · {phase} · {mode} to {target}"), "round", "phase", "mode", "target"
     ),
+    "deck_rules": Fill(N_("{deck} deck · {rules} rules"), "deck", "rules"),
     "colour": Fill(N_("colour {name}"), "name"),
     "to_play": Fill(N_("{who} to play"), "who"),
     "plays_next": Fill(N_("{who} plays next"), "who"),

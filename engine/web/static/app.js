@@ -312,6 +312,7 @@
     document.body.dataset.phase = v.phase;
     document.body.dataset.role = page.role;
     $("round").textContent = T.round(v.round, v.phase, v.mode, v.target);
+    $("deck").textContent = T.deck_rules(page.table.deck, v.rules.preset);
     $("join-open").textContent = page.role === "player" ? T.leave : T.join;
     $("join-open").hidden = Boolean(page.table.watch_only);
     $("watch-only").hidden = !page.table.watch_only;

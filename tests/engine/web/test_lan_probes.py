@@ -163,8 +163,9 @@ def test_box_controls_go_through_the_wire_op_table(boxed: Live) -> None:
 
 
 class SaveFails:
-    """`engine.table.state_file`'s temporary file for the next save fails with `error` (then it works
-    again): the SD card full, the descriptors gone, a read-only remount."""
+    """The state file's temporary file (engine/table/state_file.py) for the next save fails
+    with `error` (then it works again): the SD card full, the descriptors gone, a read-only
+    remount."""
 
     def __init__(self, error: int) -> None:
         import tempfile

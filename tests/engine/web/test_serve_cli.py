@@ -114,6 +114,18 @@ def test_the_join_code_from_the_environment_has_the_same_floor(tmp_path: Path) -
     assert "join code `4711` is too short" in done.stderr and "72%" in done.stderr
 
 
+def test_a_saved_game_is_not_reshaped_by_serve_flags(tmp_path: Path) -> None:
+    """`serve` resumes as `table` does: a --deck, --mode or --target other than the saved game's
+    is one line and exit 2 before anything is served (issue 21)."""
+    new = ["--port", "none", "--players", "Ann,Bob,Cat", "--deck", "classic"]
+    assert run("table", *new, cwd=tmp_path, stdin="R5\n").returncode == 0
+    for flag, value, saved in (("--deck", "attack", "classic"), ("--target", "200", "500")):
+        done = run(*ARGS, flag, value, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        error = f"{flag} {value}: unoattack-table.json holds a game with {flag} {saved}"
+        assert done.stderr == f"unoattack: {error} (--new to start one)\n" and not done.stdout
+
+
 def test_frames_too_big_for_the_websocket_layer_close_the_connection_only(
     serve: Callable[..., Served],
 ) -> None:
