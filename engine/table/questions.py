@@ -173,7 +173,8 @@ def _answers(ref: Referee, play: Play, missing: list[str]) -> list[str]:
     answer to the others makes the play legal, tried on copies of the referee (the most a DA
     can take along is the cards its player holds). RuleError (the first reason met) when none
     does: a question is asked only when it can be answered."""
-    player = ref.seat_of(play.jumper) if play.jumper is not None else ref.actor
+    actor = ref.round.actor if ref.round is not None else None
+    player = ref.seat_of(play.jumper) if play.jumper is not None else actor
     held = ref.hand[player] if player is not None else 0
     choices: dict[str, list[tuple[str, Any]]] = {
         "colour": [(c, c) for c in COLORS],

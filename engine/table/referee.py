@@ -2,65 +2,47 @@
 
 `Referee` keeps what a careful person at the table could keep: the scores and rounds, how many
 cards each player holds, how many the box fired at each seat and in how many presses, and the
-round itself as a `BlindRound` (engine/blind.py), which is `Round` on hand counts. Every rule,
-what a card does, whose turn it is, who owes what, the UNO window, is `Round`'s: the referee
-turns what the table says into the round's actions.
+round being played (engine/table/moves.py `TableRound`, on a `BlindRound`: `Round` on hand
+counts). Every rule, what a card does, whose turn it is, who owes what, the UNO window, is
+`Round`'s: the referee turns what the table says into the round's actions.
 
 Every move either changes the state and returns what happened as outcomes (engine/outcomes.py:
 the round's own, and the referee's: a take, what is owed first now, a round scored), which the
 narrator words (engine/narrate.py); or it raises `RuleError` (or `InputError`) with the reason,
-and changes nothing. `to_dict` / `from_dict` round-trip it as JSON; `from_dict` checks every
-field and names the first bad one. engine/table.py is its I/O.
+and changes nothing. `to_dict` gives it as JSON; engine/table/state_file.py reads it back,
+checking every field. engine/table/session.py is its I/O.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from engine.blind import BlindRound
 from engine.cards import Card, Deck, load_deck, parse_card
-from engine.effects import EFFECTS, first_card
-from engine.errors import InputError, NoMatch, RuleError
-from engine.game import Action
+from engine.errors import InputError, RuleError
 from engine.outcomes import (
     DealerSet,
-    DrawStarted,
     GameOver,
     HandEntered,
-    HandSet,
-    HitStarted,
-    MayPlayTaken,
     NextDeal,
     Outcome,
-    Owes,
-    Owing,
-    PenaltyAccepted,
     PlayerOut,
     PressNote,
     RoundOver,
     RoundScored,
     RoundStarted,
-    Served,
-    StillDraws,
-    StillOwes,
     Stray,
     Took,
 )
 from engine.rules import PRESET_NAMES, Rules, rules_for
 from engine.scoring import SCORING_MODES, decide, round_gains
 from engine.table.commands import COLOR_WORDS, NAME_WORDS
-from engine.words import (
-    answer_hint,
-    colour_name,
-    owes_phrase,
-    plural,
-    seat_pattern,
-)
-from i18n import _, message_of, reworded
+from engine.table.moves import TableRound
+from engine.words import plural
+from i18n import _
 
 __all__ = ["MODES", "PHASES", "STATE_VERSION", "Referee", "check_names"]
 
@@ -103,6 +85,8 @@ class Referee:
     (waiting for the cards left in each hand) and ``over``. Seats are numbered from 0 in the
     order of `players`, clockwise (to the left)."""
 
+    PHASES = PHASES
+
     def __init__(
         self,
         players: Sequence[str],
@@ -113,43 +97,12 @@ class Referee:
         options: dict[str, object] | None = None,
     ) -> None:
         names = [p.strip() for p in players]
-        check_names(names)
-        if mode not in MODES:
-            raise InputError(
-                _("unknown mode `{mode}`: use {modes}").format(mode=mode, modes=", ".join(MODES))
-            )
-        if mode == "teams" and (len(names) < 4 or len(names) % 2):
-            raise InputError(_("mode teams needs an even number of players, at least 4"))
-        if isinstance(target, bool) or not isinstance(target, int) or target < 1:
-            raise InputError(
-                _("target = {target!r}: a whole number of points, at least 1").format(target=target)
-            )
-        if not isinstance(deck, str):
-            raise InputError(f"deck = {deck!r}: a preset name or a deck file")
+        self.deck, self.rules = _checked_game(names, deck, mode, target, options)
         self.deck_name = deck
-        self.deck: Deck = load_deck(deck)
-        preset = deck if deck in PRESET_NAMES else "attack"
         # Classic: every draw is a number of cards the referee itself dispenses from the
         # launcher (used as the draw pile), so it knows which hand they went to; nobody presses.
-        self.classic = preset == "classic"
-        if not isinstance(options, dict | None):
-            raise InputError(f"options = {options!r}: a table of rule options")
+        self.classic = not self.rules.attack
         self.options: dict[str, object] = dict(options or {})
-        self.rules: Rules = rules_for(preset, len(names), **self.options)
-        need = self.rules.hand_size * len(names) + 1
-        if self.deck.total < need:
-            raise InputError(
-                _(
-                    "the {deck} deck has {total} cards; {players} players of {size} need at "
-                    "least {need}"
-                ).format(
-                    deck=self.deck.name,
-                    total=self.deck.total,
-                    players=len(names),
-                    size=self.rules.hand_size,
-                    need=need,
-                )
-            )
         self.players: list[str] = names
         self.mode = mode
         self.target = target
@@ -159,14 +112,11 @@ class Referee:
         self.round_no = 1
         self.dealer = 0
         self.phase = "deal"
-        self.round: BlindRound | None = None
+        self.playing: TableRound | None = None  # the round being played (or scored)
         self.fired: list[int] = [0] * n  # cards the box fired at each seat this round
         self.presses: list[int] = [0] * n  # presses (fire events) of each seat this round
         self.fired_game: list[int] = [0] * n
         self.presses_game: list[int] = [0] * n
-        # The seat that said `hit` (Attack) or `draw` (classic) and waits for the box.
-        self.taking: int | None = None
-        self.wd4_color: str | None = None  # the colour in play before the last WD4
         self.hands_left: dict[int, list[str]] = {}
         self.rounds: list[dict[str, Any]] = []
         self.game_winners: list[int] = []
@@ -192,18 +142,22 @@ class Referee:
         """Seats still in the game (all but eliminated players)."""
         return [s for s in range(len(self.players)) if self.active[s]]
 
-    def named(self, text: str) -> str:
-        """`text` (a message of the rules core) with `seat N` written as the player's name."""
-
-        def name(m: re.Match[str]) -> str:
-            seat = int(m.group(1))
-            if seat >= len(self.players):
-                return m.group(0)
-            return self.players[seat]
-
-        return reworded(text, lambda said: seat_pattern().sub(name, said))
-
     # -- the round, read ---------------------------------------------------------------------
+    @property
+    def round(self) -> BlindRound | None:
+        """The round on hand counts (None before the first card and once a round is scored)."""
+        return self.playing.blind if self.playing is not None else None
+
+    @property
+    def taking(self) -> int | None:
+        """The seat that said `hit` (Attack) or `draw` (classic) and waits for the box."""
+        return self.playing.taking if self.playing is not None else None
+
+    @property
+    def wd4_color(self) -> str | None:
+        """The colour in play before the last Wild Draw Four."""
+        return self.playing.wd4_color if self.playing is not None else None
+
     @property
     def hand(self) -> list[int]:
         """How many cards each seat holds (by the referee's count)."""
@@ -215,18 +169,6 @@ class Referee:
         return self.round.turn if self.round is not None else self.dealer
 
     @property
-    def actor(self) -> int | None:
-        """The seat the round waits for: the first obligation's, else the turn's."""
-        if self.phase != "play" or self.round is None:
-            return None
-        return self.round.actor
-
-    @property
-    def direction(self) -> int:
-        """1: play goes left (clockwise); -1: right."""
-        return self.round.direction if self.round is not None else 1
-
-    @property
     def color(self) -> str | None:
         """The colour in play."""
         return self.round.color if self.round is not None else None
@@ -235,29 +177,6 @@ class Referee:
     def top(self) -> str | None:
         """The card on the discard pile, in notation."""
         return str(self.round.top) if self.round is not None else None
-
-    @property
-    def pending(self) -> list[dict[str, Any]]:
-        """What is owed, first to last: {"seat", "hits" | "until_fire" | "cards", ...}."""
-        return self.round.state()["pending"] if self.round is not None else []
-
-    @property
-    def bonus(self) -> dict[str, int] | None:
-        """The R/S play-again turn: {"seat", "anchor"}, or None."""
-        return self.round.state()["bonus"] if self.round is not None else None
-
-    @property
-    def uno(self) -> dict[str, Any] | None:
-        """The UNO catch window: {"seat", "called"}, or None."""
-        rnd = self.round
-        if rnd is None or rnd.window is None:
-            return None
-        return {"seat": rnd.window, "called": rnd.uno_called[rnd.window]}
-
-    @property
-    def winner(self) -> int | None:
-        """The seat that went out this round."""
-        return self.round.winner if self.round is not None else None
 
     @property
     def wd4(self) -> dict[str, Any] | None:
@@ -279,25 +198,16 @@ class Referee:
     # -- what the box should do ------------------------------------------------------------
     def hitter(self) -> int | None:
         """The seat the launcher owes cards now (presses it, in Attack), or None."""
-        if self.phase != "play" or self.round is None:
+        if self.phase != "play" or self.playing is None:
             return None
-        if self.round.pending:
-            return self.round.pending[0].seat
-        return self.taking
+        return self.playing.hitter()
 
     def dispense_due(self) -> tuple[int, int] | None:
         """Classic: (seat, cards) the launcher must dispense now, or None (nothing owed, or a
         penalty its victim may still answer or challenge)."""
-        if not self.classic or self.hitter() is None:
+        if self.phase != "play" or self.playing is None:
             return None
-        rnd = self.round
-        assert rnd is not None
-        if rnd.pending:
-            due = rnd.pending[0]
-            if rnd.answerable():
-                return None
-            return due.seat, due.n
-        return self.taking, 1  # type: ignore[return-value]
+        return self.playing.dispense_due()
 
     # -- round start ------------------------------------------------------------------------
     def set_dealer(self, seat: int) -> list[Outcome]:
@@ -313,45 +223,16 @@ class Referee:
     def start_round(self, card: Card, color: str | None = None) -> list[Outcome]:
         """The dealer turned up `card`; for a wild, `color` is what the first player names."""
         self._need_phase("deal", _("a round is already under way"))
-        self._check_in_deck(card)
-        if first_card(card.face, classic=self.classic) == "back":
-            raise RuleError(
-                _("{card} goes back into the launcher: turn up another card").format(card=card)
-            )
-        if card.is_wild:
-            if color is None:
-                raise RuleError(
-                    _("{card} turned up: the first player names a colour (`{card} G`)").format(
-                        card=card
-                    )
-                )
-        elif color is not None:
-            raise RuleError(
-                _("{card} has a colour of its own: only a wild takes a named colour").format(
-                    card=card
-                )
-            )
-        rnd = BlindRound.deal(
-            self.deck,
-            self.rules,
-            players=len(self.players),
-            dealer=self.dealer,
-            top=card,
-            color=color,
-            out=[s for s in range(len(self.players)) if not self.active[s]],
-        )
         n = len(self.players)
-        self.round = rnd
+        out = [s for s in range(n) if not self.active[s]]
+        self.playing, told = TableRound.deal(
+            self.players, self.deck, self.rules, dealer=self.dealer, top=card, color=color, out=out
+        )
         self.fired = [0] * n
         self.presses = [0] * n
-        self.taking = None
-        self.wd4_color = None
         self.hands_left = {}
         self.phase = "play"
-        told: list[Outcome] = [RoundStarted(self.round_no, self.dealer, card)]
-        told += _taken(rnd)
-        told += self._owing("turned_up", card)
-        return told
+        return [RoundStarted(self.round_no, self.dealer, card), *told]
 
     # -- moves ------------------------------------------------------------------------------
     def play(
@@ -371,174 +252,39 @@ class Referee:
         `target` is the seat a `WAA` aims at or a `TH` trades with; `discarded` is how many more
         cards of its colour went down with a `DA`; `uno` says the player called UNO with it.
         """
-        rnd = self._need_round()
         cards = (card,) if isinstance(card, Card) else tuple(card)
-        if not cards:
-            raise RuleError(_("a play needs a card"))
-        for c in cards:
-            self._check_in_deck(c)
-        if self.taking is not None:
-            raise RuleError(self._taking_reason())
-        player = rnd.actor if seat is None else seat
-        assert player is not None
-        if seat is not None and seat == rnd.actor:
-            raise RuleError(
-                _("it is {player}'s turn: type the card without `jump`").format(
-                    player=self.name(seat)
-                )
-            )
-        first = cards[0]
-        if color is None and not first.is_wild:
-            colours = {c.color for c in cards}
-            if len(colours) > 1:
-                raise RuleError(
-                    _("name the colour to continue with: one of {colours}").format(
-                        colours=", ".join(sorted(c for c in colours if c is not None))
-                    )
-                )
-        if color is not None and not first.is_wild and all(c.color != color for c in cards):
-            raise RuleError(
-                _("{card} is {colour}: only a wild names a colour").format(
-                    card=first, colour=colour_name(first.color)
-                )
-            )
-        if discarded < 0:
-            raise RuleError(
-                _("a DA discards 0 or more other cards, not {count}").format(count=discarded)
-            )
-        if uno:
-            self._check_uno_with(player, cards, target, discarded)
-        prev_color = rnd.color
-        if color is None and not first.is_wild:
-            color = first.color
-        told = self._round_step(
-            lambda: rnd.play(player, cards, color=color, target=target, discards=discarded)
+        told = self._playing().play(
+            cards, color=color, target=target, discarded=discarded, uno=uno, seat=seat
         )
-        if EFFECTS[first.face].challengeable:
-            self.wd4_color = prev_color
-        if _owes_changed(told):
-            told += self._owing("play", rnd.top)
-        if uno and rnd.winner is None and not rnd.uno_called[player]:
-            told += self.call_uno(player)
         return told + self._maybe_end_round()
-
-    def _check_uno_with(
-        self, player: int, cards: tuple[Card, ...], target: int | None, discarded: int
-    ) -> None:
-        """A call made with the card: with more than two cards left it would be a false call,
-        far more likely a slip of the keyboard than of the tongue; refused, nothing lost."""
-        rnd = self._need_round()
-        held = rnd.counts[player]
-        left = rnd.counts[target] if cards[0].face == "TH" and target is not None else None
-        if left is None:
-            left = held - len(cards) - discarded
-        if left > 2:
-            raise RuleError(
-                _(
-                    "{cards} uno: {player} would hold {held}; UNO is called with one or two "
-                    "left (a false call: type `uno {player}` on its own line)"
-                ).format(
-                    cards=" ".join(map(str, cards)),
-                    player=self.name(player),
-                    held=plural(left, "card"),
-                )
-            )
 
     def hit(self) -> list[Outcome]:
         """Attack: the player whose turn it is hits the launcher once (the next press)."""
-        rnd = self._need_round()
-        if self.classic:
-            raise RuleError(
-                _("classic: nobody hits; type `draw` and the launcher dispenses a card")
-            )
-        self._start_take("hit")
-        return [HitStarted(rnd.turn)]
+        return self._playing().hit()
 
     def draw(self) -> list[Outcome]:
         """Classic: the player whose turn it is draws one card (dispensed by the launcher), then
         may play it or `pass`. Typed by the victim of a Wild Draw Four (or, with stacking, of a
         Draw Two), it takes the cards instead of answering."""
-        rnd = self._need_round()
-        if not self.classic:
-            raise RuleError(_("`draw` is for the classic deck: in UNO Attack type `hit`"))
-        if rnd.pending and rnd.answerable():
-            due = rnd.pending[0]
-            told: list[Outcome] = [PenaltyAccepted(due.seat, due.face, due.n)]
-            return told + self._round_step(lambda: rnd.take(due.seat, 0))
-        self._start_take("draw")
-        return [DrawStarted(rnd.turn)]
-
-    def _start_take(self, kind: str) -> None:
-        rnd = self._need_round()
-        if self.taking is not None:
-            raise RuleError(self._taking_reason())
-        if rnd.pending:
-            due = rnd.pending[0]
-            owes = owes_phrase(self.name(due.seat), due.kind, due.n)
-            raise RuleError(
-                _("{owes}: the launcher dispenses them").format(owes=owes)
-                if self.classic
-                else _("{owes}: press the button").format(owes=owes)
-            )
-        self._round_step(lambda: rnd.check(Action(kind, rnd.turn)))
-        self.taking = rnd.turn
+        return self._playing().draw()
 
     def challenge(self, legal: bool) -> list[Outcome]:
         """Classic: the victim of a Wild Draw Four challenges it; `legal` is the table's answer
         (the player held no card of the colour in play). Legal: the challenger draws 6 and is
         skipped; not legal: the player who played it draws 4 and the challenger keeps the turn."""
-        rnd = self._need_round()
-        if self.wd4 is None:
-            raise RuleError(_("there is no Wild Draw Four to challenge now"))
-        victim = rnd.pending[0].seat
-        told = self._round_step(lambda: rnd.challenge(victim, legal))
-        return told + self._owing("challenge")
+        return self._playing().challenge(legal)
 
     def pass_turn(self) -> list[Outcome]:
         """Decline the extra card after `R`/`S`, or keep what a hit or draw brought."""
-        rnd = self._need_round()
-        if self.taking is not None:
-            raise RuleError(self._taking_reason())
-        seat = rnd.turn
-        return self._round_step(lambda: rnd.apply(Action("pass", seat)))
+        return self._playing().pass_turn()
 
     def press(self, ejected: int, note: PressNote | None = None) -> list[Outcome]:
         """The box fired `ejected` cards at the seat that must hit (one press) or dispensed them
         (classic); `note` says which press or dispense it was (the box's event)."""
-        rnd = self._need_round()
-        if ejected < 0:
-            raise RuleError(_("a press fires 0 or more cards, not {count}").format(count=ejected))
-        seat = self.hitter()
-        if seat is None:
-            raise RuleError(_("nobody owes a hit now"))
-        if rnd.pending and self.classic and rnd.answerable():
-            raise RuleError(
-                _("{player} must {choices}").format(
-                    player=self.name(seat), choices=self._answer_hint()
-                )
-            )
-        owed = bool(rnd.pending)
-        if rnd.pending:
-            told = self._round_step(lambda: rnd.take(seat, ejected))
-        elif self.classic and ejected == 0 and not rnd.nothing_left():
-            told = []  # a dispense that brought nothing (jam, empty launcher): still owed
-        else:
-            told = self._round_step(lambda: rnd.take(seat, ejected))
-            self.taking = None
-        self.fired[seat] += ejected
-        self.fired_game[seat] += ejected
-        self.presses[seat] += 1
-        self.presses_game[seat] += 1
-        told.append(Took(seat, ejected, rnd.counts[seat], note))
-        if owed and not any(isinstance(o, Served) for o in told):
-            due = rnd.pending[0]  # the same obligation, not served yet
-            told.append(StillOwes(due.seat, due.kind, due.n))
-        elif self.taking == seat:  # classic: the card did not come
-            told.append(StillDraws(seat))
-        elif rnd.fired_play and rnd.turn == seat and not rnd.pending:
-            told.append(MayPlayTaken(seat))
-        else:
-            told += self._owing("take")
+        told = self._playing().press(ejected, note)
+        for took in told:
+            if isinstance(took, Took):
+                self._tally(took.seat, took.cards, press=True)
         return told + self._maybe_end_round()
 
     def stray(self, seat: int, cards: int) -> list[Outcome]:
@@ -546,97 +292,39 @@ class Referee:
         that player (RULES.md: cards left sticking out go to the player who hit)."""
         if cards < 1:
             raise RuleError(_("a stray is 1 card or more, not {count}").format(count=cards))
-        if self.phase != "play" or self.round is None:
+        if self.phase != "play" or self.playing is None:
             return [Stray(seat, cards, None)]
-        self.round.give(seat, cards)
-        self.fired[seat] += cards
-        self.fired_game[seat] += cards
-        return [Stray(seat, cards, self.round.counts[seat])]
+        self._tally(seat, cards, press=False)
+        return self.playing.stray(seat, cards)
 
     def set_hand(self, seat: int, cards: int) -> list[Outcome]:
         """Correct the tracked size of `seat`'s hand (a card dropped, a miscount at the table)."""
-        rnd = self._need_round()
-        if not self.active[seat]:
-            raise RuleError(_("{player} is out of the game").format(player=self.name(seat)))
-        if not 0 < cards <= self.deck.total:
-            raise RuleError(
-                _("a hand in play holds 1 to {most} cards, not {count}").format(
-                    most=self.deck.total, count=cards
-                )
-            )
-        # The hands and the card turned up come out of one deck (the state file's loader
-        # refuses a game whose hands add up to more).
-        others = sum(rnd.counts) - rnd.counts[seat]
-        most = self.deck.total - others - 1
-        if cards > most:
-            raise RuleError(
-                _(
-                    "{player} cannot hold {count}: the other hands hold {others} and one card is "
-                    "turned up, of the {deck} deck's {total}; at most {most}"
-                ).format(
-                    player=self.name(seat),
-                    count=cards,
-                    others=others,
-                    deck=self.deck.name,
-                    total=self.deck.total,
-                    most=max(most, 0),
-                )
-            )
-        old = rnd.counts[seat]
-        rnd.set_count(seat, cards)
-        return [HandSet(seat, cards, old)]
+        playing = self._playing()
+        self._need_active(seat)
+        return playing.set_hand(seat, cards)
 
     def call_uno(self, seat: int | None = None) -> list[Outcome]:
         """A player says UNO. With one or two cards it is a call; with three or more it is a
         false call, which costs `uno_penalty` (RULES.md decisions). Without a name: the player
         just down to one card, else the player to move if they hold two."""
-        rnd = self._need_round()
-        if seat is None:
-            window = rnd.window
-            if window is not None and not rnd.uno_called[window]:
-                seat = window
-            elif rnd.counts[rnd.turn] <= 2 and not rnd.uno_called[rnd.turn]:
-                seat = rnd.turn
-            else:
-                raise RuleError(_("who called UNO? `uno NAME`"))
-        if not self.active[seat]:
-            raise RuleError(_("{player} is out of the game").format(player=self.name(seat)))
-        called = seat
-        return self._round_step(lambda: rnd.apply(Action("uno", called)))
+        playing = self._playing()
+        if seat is not None:
+            self._need_active(seat)
+        return playing.call_uno(seat)
 
     def catch(self, seat: int, accuser: int | None = None) -> list[Outcome]:
         """`accuser` says `seat` did not call UNO in time. Caught: `seat` owes `uno_penalty`. A
         player who does not hold one card (or called UNO) was accused wrongly: the accuser owes
         it (name them: `catch NAME BY`). Too late (the next player started): refused."""
-        rnd = self._need_round()
-        who = self.name(seat)
-        if accuser is None:
-            accuser = next(s for s in rnd.seats if s != seat)
-            if rnd.is_mistake(Action("catch", accuser, target=seat)):
-                held = rnd.counts[seat]
-                said = (
-                    _(
-                        "{player} called UNO: that would be a wrong accusation; `catch {player} "
-                        "BY` charges the player who said it"
-                    )
-                    if held == 1
-                    else _(
-                        "{player} holds {cards}: that would be a wrong accusation; `catch "
-                        "{player} BY` charges the player who said it"
-                    )
-                )
-                raise RuleError(said.format(player=who, cards=plural(held, "card")))
-        if accuser == seat:
-            raise RuleError(_("{player} cannot catch themselves").format(player=who))
-        by = accuser
-        return self._round_step(lambda: rnd.apply(Action("catch", by, target=seat)))
+        return self._playing().catch(seat, accuser)
 
     # -- round end ----------------------------------------------------------------------------
     def to_enter(self) -> list[int]:
         """Seats whose cards left in hand are still to be entered (phase ``score``)."""
-        if self.phase != "score":
+        if self.phase != "score" or self.round is None:
             return []
-        return [s for s in self.active_seats() if s != self.winner and s not in self.hands_left]
+        won = self.round.winner
+        return [s for s in self.active_seats() if s != won and s not in self.hands_left]
 
     def enter_hand(self, seat: int, cards: Sequence[Card], *, force: bool = False) -> list[Outcome]:
         """The cards left in `seat`'s hand at the end of the round. The count must match what the
@@ -644,26 +332,7 @@ class Referee:
         self._need_phase("score", _("hands are entered when a round is over"))
         if seat not in self.to_enter():
             raise RuleError(_("{player}'s hand is not asked for").format(player=self.name(seat)))
-        for card in cards:
-            self._check_in_deck(card)
-        if len(cards) != self.hand[seat] and not force:
-            raise RuleError(
-                _(
-                    "{player} should hold {cards}, got {count}: enter them all (end the line "
-                    "with ! to overrule)"
-                ).format(
-                    player=self.name(seat), cards=plural(self.hand[seat], "card"), count=len(cards)
-                )
-            )
-        seen = Counter(parse_card(c) for hand in self.hands_left.values() for c in hand)
-        seen.update(cards)
-        for card, count in seen.items():
-            if count > self.deck.counts[card]:
-                raise RuleError(
-                    _("the {deck} deck has {most} x {card}, the hands entered hold {count}").format(
-                        deck=self.deck.name, most=self.deck.counts[card], card=card, count=count
-                    )
-                )
+        _check_hand_left(self, seat, cards, force)
         self.hands_left[seat] = [str(c) for c in cards]
         told: list[Outcome] = [HandEntered(seat, self.deck.points_of(cards))]
         if not self.to_enter():
@@ -675,8 +344,8 @@ class Referee:
         return seat % TEAMS
 
     def _score_round(self) -> list[Outcome]:
-        won = self.winner
-        assert won is not None
+        assert self.round is not None and self.round.winner is not None
+        won = self.round.winner
         points = [0] * len(self.players)
         for seat, cards in self.hands_left.items():
             points[int(seat)] = self.deck.points_of(parse_card(c) for c in cards)
@@ -701,7 +370,7 @@ class Referee:
             self.active[s] = False
             told.append(PlayerOut(s, self.target))
         self.game_winners = list(winners)
-        self.round = None
+        self.playing = None
         if winners:
             self.phase = "over"
             told.append(GameOver(tuple(winners)))
@@ -713,48 +382,6 @@ class Referee:
         return told
 
     # -- data -------------------------------------------------------------------------------
-    def summary(self) -> dict[str, Any]:
-        """The game as JSON-able data for whoever watches it: the state of `unoattack table
-        --json` and of the web page (the table's view adds what is owed in words, and the
-        session's part). Read-only answers of the referee (who must hit, who must enter a hand)
-        are in it, so that no reader has to work them out."""
-        rnd = self.round
-        return {
-            "deck": self.deck.name,  # its name, never the path of a deck file
-            "mode": self.mode,
-            "target": self.target,
-            "classic": self.classic,
-            "rules": self.rules.to_dict(),
-            "phase": self.phase,
-            "round": self.round_no,
-            "players": list(self.players),
-            "dealer": self.dealer,
-            "hands": self.hand,
-            "turn": self.turn if rnd is not None else None,
-            "actor": self.actor,
-            "direction": self.direction,
-            "color": self.color,
-            "top": self.top,
-            "pending": self.pending,
-            "uno": self.uno,
-            "bonus": self.bonus,
-            "taking": self.taking,
-            "winner": self.winner,
-            "wd4": self.wd4,
-            "may_play_taken": self.may_play_taken(),
-            "hitter": self.hitter(),
-            "to_enter": self.to_enter(),
-            "fired": list(self.fired),
-            "presses": list(self.presses),
-            "fired_game": list(self.fired_game),
-            "presses_game": list(self.presses_game),
-            "scores": list(self.scores),
-            "active": list(self.active),
-            "hands_left": {str(k): list(v) for k, v in self.hands_left.items()},
-            "rounds": copy.deepcopy(self.rounds),
-            "game_winners": list(self.game_winners),
-        }
-
     def copy(self) -> Referee:
         """An independent copy (to try a move on)."""
         new = copy.copy(self)
@@ -763,7 +390,7 @@ class Referee:
         new.hands_left = {k: list(v) for k, v in self.hands_left.items()}
         new.rounds = list(self.rounds)
         new.game_winners = list(self.game_winners)
-        new.round = self.round.copy() if self.round is not None else None  # type: ignore[assignment]
+        new.playing = self.playing.copy() if self.playing is not None else None
         return new
 
     def serve_first(self, seat: int) -> None:
@@ -772,9 +399,9 @@ class Referee:
         if self.round is not None:
             self.round.to_front(seat)
 
-    # -- persistence ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Everything needed to resume the game, as JSON-able data."""
+        """Everything needed to resume the game, as JSON-able data (the state file's
+        `referee`, read back by engine/table/state_file.py)."""
         return {
             "version": STATE_VERSION,
             "players": list(self.players),
@@ -804,100 +431,108 @@ class Referee:
         if self.phase != phase:
             raise RuleError(reason)
 
-    def _need_round(self) -> BlindRound:
-        self._need_phase("play", self._phase_reason())
-        assert self.round is not None
-        return self.round
+    def _need_active(self, seat: int) -> None:
+        if not self.active[seat]:
+            raise RuleError(_("{player} is out of the game").format(player=self.name(seat)))
 
-    def _phase_reason(self) -> str:
+    def _playing(self) -> TableRound:
+        """The round being played; RuleError saying what comes first in another phase."""
         if self.phase == "deal":
-            return _("round {round} has not started: type the card turned up").format(
+            reason = _("round {round} has not started: type the card turned up").format(
                 round=self.round_no
             )
-        if self.phase == "score":
-            return _("the round is over: enter the cards left in each hand")
-        if self.phase == "over":
-            return _("the game is over")
-        return _("not now")
+        elif self.phase == "score":
+            reason = _("the round is over: enter the cards left in each hand")
+        elif self.phase == "over":
+            reason = _("the game is over")
+        else:
+            reason = _("not now")
+        self._need_phase("play", reason)
+        assert self.playing is not None
+        return self.playing
 
-    def _taking_reason(self) -> str:
-        who = self.name(self.taking or 0)
-        if self.classic:
-            return _("{player}'s card is coming from the launcher first").format(player=who)
-        return _("{player} is hitting: press the button (or `undo`)").format(player=who)
-
-    def _answer_hint(self) -> str:
-        rnd = self._need_round()
-        return answer_hint(
-            classic=self.classic,
-            n=rnd.pending[0].n,
-            answers=rnd.answers(),
-            challengeable=rnd.challengeable(),
-        )
-
-    def _check_in_deck(self, card: Card) -> None:
-        if card not in self.deck.counts:
-            raise RuleError(
-                _("`{card}` is not in the {deck} deck").format(card=card, deck=self.deck.name)
-            )
-
-    def _round_step(self, step: Callable[[], None]) -> list[Outcome]:
-        """Run a step of the round (a refused one changes nothing; its RuleError is worded
-        with the players' names) and return what it did."""
-        rnd = self.round
-        assert rnd is not None
-        rnd.outcomes.clear()
-        try:
-            step()
-        except RuleError as exc:
-            raise RuleError(self._reworded(exc)) from None
-        return _taken(rnd)
-
-    def _reworded(self, exc: RuleError) -> str:
-        text = self.named(message_of(exc))
-        top = self.round.top if self.round is not None else None
-        if top is not None and isinstance(exc, NoMatch):
-            said = (
-                _("{card} does not go on {top} ({colour}): play a {colour} card or a wild")
-                if top.is_wild
-                else _(
-                    "{card} does not go on {top} ({colour}): play a {colour} card, a {face} or a "
-                    "wild"
-                )
-            )
-            return said.format(
-                card=exc.card, top=top, colour=colour_name(self.color, "?"), face=top.face
-            )
-        return text
-
-    def _owing(self, why: str, card: Card | None = None) -> list[Outcome]:
-        """What is owed first now (nothing when nothing is), after a move of kind `why`."""
-        rnd = self.round
-        if rnd is None or not rnd.pending:
-            return []
-        due = rnd.pending[0]
-        answers = tuple(sorted(rnd.answers()))
-        return [Owing(due.seat, due.kind, due.n, due.face, why, card, answers, rnd.challengeable())]
+    def _tally(self, seat: int, cards: int, *, press: bool) -> None:
+        """Count what the box fired at `seat` (one press, or a card that slipped out)."""
+        self.fired[seat] += cards
+        self.fired_game[seat] += cards
+        if press:
+            self.presses[seat] += 1
+            self.presses_game[seat] += 1
 
     def _maybe_end_round(self) -> list[Outcome]:
         rnd = self.round
         if rnd is None or not rnd.over or self.phase != "play":
             return []
         self.phase = "score"
-        self.taking = None
+        assert self.playing is not None
+        self.playing.taking = None
         told: list[Outcome] = [RoundOver(self.round_no, rnd.winner or 0)]
         if not self.to_enter():  # nobody else holds cards (cannot happen at a real table)
             told += self._score_round()
         return told
 
 
-def _taken(rnd: BlindRound) -> list[Outcome]:
-    """What the round recorded since it was last asked (and forget it)."""
-    told = list(rnd.outcomes)
-    rnd.outcomes.clear()
-    return told
+def _check_hand_left(ref: Referee, seat: int, cards: Sequence[Card], force: bool) -> None:
+    """RuleError unless `cards` can be what `seat` holds at the round's end: cards of the deck,
+    as many as the referee counted (unless `force`), and, with the hands entered before, no
+    more copies of a card than the deck has."""
+    for card in cards:
+        if card not in ref.deck.counts:
+            raise RuleError(
+                _("`{card}` is not in the {deck} deck").format(card=card, deck=ref.deck.name)
+            )
+    if len(cards) != ref.hand[seat] and not force:
+        raise RuleError(
+            _(
+                "{player} should hold {cards}, got {count}: enter them all (end the line with ! "
+                "to overrule)"
+            ).format(player=ref.name(seat), cards=plural(ref.hand[seat], "card"), count=len(cards))
+        )
+    seen = Counter(parse_card(c) for hand in ref.hands_left.values() for c in hand)
+    seen.update(cards)
+    for card, count in seen.items():
+        if count > ref.deck.counts[card]:
+            raise RuleError(
+                _("the {deck} deck has {most} x {card}, the hands entered hold {count}").format(
+                    deck=ref.deck.name, most=ref.deck.counts[card], card=card, count=count
+                )
+            )
 
 
-def _owes_changed(told: list[Outcome]) -> bool:
-    """Whether a step added an obligation or served one (what is owed first may be new)."""
-    return any(isinstance(o, Owes | Served) for o in told)
+def _checked_game(
+    names: list[str], deck: str, mode: str, target: int, options: dict[str, object] | None
+) -> tuple[Deck, Rules]:
+    """The deck and rules of a new game of `names`; InputError naming what cannot be (a name,
+    the mode, the target, the deck, a rule option, a deck too small for the hands)."""
+    check_names(names)
+    if mode not in MODES:
+        raise InputError(
+            _("unknown mode `{mode}`: use {modes}").format(mode=mode, modes=", ".join(MODES))
+        )
+    if mode == "teams" and (len(names) < 4 or len(names) % 2):
+        raise InputError(_("mode teams needs an even number of players, at least 4"))
+    if isinstance(target, bool) or not isinstance(target, int) or target < 1:
+        raise InputError(
+            _("target = {target!r}: a whole number of points, at least 1").format(target=target)
+        )
+    if not isinstance(deck, str):
+        raise InputError(f"deck = {deck!r}: a preset name or a deck file")
+    cards = load_deck(deck)
+    if not isinstance(options, dict | None):
+        raise InputError(f"options = {options!r}: a table of rule options")
+    rules = rules_for(deck if deck in PRESET_NAMES else "attack", len(names), **(options or {}))
+    need = rules.hand_size * len(names) + 1
+    if cards.total < need:
+        raise InputError(
+            _(
+                "the {deck} deck has {total} cards; {players} players of {size} need at least "
+                "{need}"
+            ).format(
+                deck=cards.name,
+                total=cards.total,
+                players=len(names),
+                size=rules.hand_size,
+                need=need,
+            )
+        )
+    return cards, rules

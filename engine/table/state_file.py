@@ -28,6 +28,7 @@ from engine.blind import BlindRound
 from engine.cards import COLORS, CardError, parse_card
 from engine.effects import EFFECTS
 from engine.errors import InputError, UnoError
+from engine.table.moves import TableRound
 from engine.table.referee import PHASES, STATE_VERSION, Referee
 from firmware import textfile
 from i18n import _, message_of
@@ -156,7 +157,7 @@ def _read(data: dict[str, Any]) -> Referee:
     ref.dealer = _seat(data, "dealer", dealing)  # type: ignore[assignment]
     for key in ("fired", "presses", "fired_game", "presses_game"):
         setattr(ref, key, _ints(data, key, n, 0, _BIG))
-    ref.wd4_color = _color(data, "wd4_color")
+    wd4_color = _color(data, "wd4_color")
     ref.hands_left = _hands_left(ref, data.get("hands_left"))
     rounds = data.get("rounds")
     if not isinstance(rounds, list) or not all(isinstance(r, dict) for r in rounds):
@@ -170,13 +171,18 @@ def _read(data: dict[str, Any]) -> Referee:
     if phase in ("play", "score"):
         if not isinstance(play, dict):
             raise _bad("play", f"the round in play (phase {phase})", play)
-        ref.round = _round(ref, play, in_game)
+        blind = _round(ref, play, in_game)
+        ref.playing = TableRound(
+            blind, ref.players, ref.deck, classic=ref.classic, wd4_color=wd4_color
+        )
     elif play is not None:
         raise _bad("play", f"null in phase {phase}", play)
-    ref.taking = _seat(data, "taking", in_game, optional=True)
+    taking = _seat(data, "taking", in_game, optional=True)
     rnd = ref.round
-    if ref.taking is not None and (phase != "play" or rnd is None or rnd.pending):
-        raise _bad("taking", "null unless a player waits for the launcher", ref.taking)
+    if taking is not None and (phase != "play" or rnd is None or rnd.pending):
+        raise _bad("taking", "null unless a player waits for the launcher", taking)
+    if ref.playing is not None:
+        ref.playing.taking = taking
     if phase == "play" and rnd is not None and rnd.over:
         raise _bad("phase", "score once the round is over", phase)
     if phase == "score" and (rnd is None or not rnd.over):

@@ -7,6 +7,7 @@ These describe the state; what a move did is the narrator's (engine/narrate.py).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from engine.table.referee import Referee
@@ -69,7 +70,8 @@ def status(ref: Referee) -> list[str]:
         _("{deck} deck, {rules} rules").format(deck=ref.deck.name, rules=ref.rules.preset),
     ]
     if ref.phase in ("play", "score") and ref.round is not None:
-        arrow = _("left (clockwise)") if ref.direction == 1 else _("right (counter-clockwise)")
+        ahead = ref.round.direction == 1
+        arrow = _("left (clockwise)") if ahead else _("right (counter-clockwise)")
         lines.append(
             _("top {card}, colour {colour}, play goes {way}").format(
                 card=shown(ref.round.top), colour=colour_name(ref.color), way=arrow
@@ -112,7 +114,7 @@ def next_step(ref: Referee, question: str | None = None) -> str:
         return where + _("{player}: {owed}, press the button").format(
             player=ref.name(hitter), owed=owed(ref)
         )
-    if ref.bonus:
+    if ref.round is not None and ref.round.bonus:
         said = _("{player} ({count}) on {card} {colour} (one more card or pass)")
     elif ref.may_play_taken():
         said = _("{player} ({count}) on {card} {colour} (play what came, or pass)")
@@ -127,11 +129,49 @@ def next_step(ref: Referee, question: str | None = None) -> str:
 
 
 def summary(ref: Referee) -> dict[str, Any]:
-    """`Referee.summary()` with what is owed in words (`owed`, `owes`) after `hitter`."""
-    data: dict[str, Any] = {}
-    for key, value in ref.summary().items():
-        data[key] = value
-        if key == "hitter":
-            data["owed"] = owed(ref)
-            data["owes"] = owes(ref)
-    return data
+    """The game as JSON-able data for whoever watches it: the state `unoattack table --json`
+    prints and the web page shows (the session adds its part). The referee's read-only
+    answers (who must hit, what is owed, in words, who must enter a hand) are in it, so that
+    no reader has to work them out."""
+    rnd = ref.round
+    state = rnd.state() if rnd is not None else None
+    uno = None
+    if rnd is not None and rnd.window is not None:
+        uno = {"seat": rnd.window, "called": rnd.uno_called[rnd.window]}
+    return {
+        "deck": ref.deck.name,  # its name, never the path of a deck file
+        "mode": ref.mode,
+        "target": ref.target,
+        "classic": ref.classic,
+        "rules": ref.rules.to_dict(),
+        "phase": ref.phase,
+        "round": ref.round_no,
+        "players": list(ref.players),
+        "dealer": ref.dealer,
+        "hands": ref.hand,
+        "turn": ref.turn if rnd is not None else None,
+        "actor": rnd.actor if rnd is not None and ref.phase == "play" else None,
+        "direction": rnd.direction if rnd is not None else 1,
+        "color": ref.color,
+        "top": ref.top,
+        "pending": state["pending"] if state is not None else [],
+        "uno": uno,
+        "bonus": state["bonus"] if state is not None else None,
+        "taking": ref.taking,
+        "winner": rnd.winner if rnd is not None else None,
+        "wd4": ref.wd4,
+        "may_play_taken": ref.may_play_taken(),
+        "hitter": ref.hitter(),
+        "owed": owed(ref),
+        "owes": owes(ref),
+        "to_enter": ref.to_enter(),
+        "fired": list(ref.fired),
+        "presses": list(ref.presses),
+        "fired_game": list(ref.fired_game),
+        "presses_game": list(ref.presses_game),
+        "scores": list(ref.scores),
+        "active": list(ref.active),
+        "hands_left": {str(k): list(v) for k, v in ref.hands_left.items()},
+        "rounds": copy.deepcopy(ref.rounds),
+        "game_winners": list(ref.game_winners),
+    }

@@ -20,6 +20,7 @@ from engine.mockbox import MockBox, default_config_path, demo_config
 from engine.table.options import GameOptions
 from engine.table.referee import Referee
 from engine.table.session import TableSession, build_session
+from engine.table.view import summary
 from tests.wait import wait_until
 from wire.client import BoxClient
 
@@ -166,7 +167,7 @@ def test_a_round_is_scored_from_the_entered_hands(box_factory, client_factory, t
     t = Table(client_factory(box), "Ann,Bob", tmp_path / "t.json")
     t.type("B3")  # two players: Bob starts
     t.type("BDA", "5", "uno")  # asked how many went down: Bob now holds 1 and called UNO
-    assert t.ref.hand[1] == 1 and t.ref.uno == {"seat": 1, "called": True}
+    assert t.ref.hand[1] == 1 and summary(t.ref)["uno"] == {"seat": 1, "called": True}
     t.type("hit")
     t.press(0)  # Ann takes 1: 8 cards
     t.type("B7")

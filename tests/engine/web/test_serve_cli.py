@@ -15,6 +15,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from engine.table.state_file import load_state
+from engine.table.view import summary
 from tests.conftest import run_unoattack
 from tests.engine.web.conftest import ROOT, Served
 
@@ -68,7 +69,7 @@ def test_serve_prints_the_url_and_code_and_resumes_its_game(
             assert http.post("/api/act", json={"line": line}).json()["ok"]
         before = http.get("/api/state").json()["view"]
     assert served.stop() == 0
-    saved = load_state(tmp_path / "unoattack-table.json").referee.summary()
+    saved = summary(load_state(tmp_path / "unoattack-table.json").referee)
     assert saved.items() <= before.items()  # the page showed the game that was saved
     again = serve(*ARGS)
     with httpx.Client(base_url=again.url) as http:
