@@ -245,7 +245,7 @@ class _Due:
             return {"seat": self.seat, "until_fire": True}
         return {"seat": self.seat, self.kind: self.n}
 
-    def owed(self) -> str:
+    def owed_reason(self) -> str:
         if self.kind == "until_fire":
             return _("hit until a card fires")
         if self.kind == "hits":
@@ -811,7 +811,9 @@ class Round:
             due = self.pending[0]
             if due.seat != seat:
                 raise RuleError(
-                    _("{seat} must {owed} first").format(seat=seat_label(due.seat), owed=due.owed())
+                    _("{seat} must {owed} first").format(
+                        seat=seat_label(due.seat), owed=due.owed_reason()
+                    )
                 )
         else:
             if seat != self.turn:
@@ -862,18 +864,19 @@ class Round:
             due = self.pending[0]
             raise RuleError(
                 _("{seat} must {owed}; no passing").format(
-                    seat=seat_label(due.seat), owed=due.owed()
+                    seat=seat_label(due.seat), owed=due.owed_reason()
                 )
             )
         if seat != self.turn:
             raise self._not_your_turn(seat)
         if self.drawn is None and not self.bonus and not self.fired_play:
-            said = (
-                _("{seat} must play or hit; passing is only after a draw")
-                if self._attack
-                else _("{seat} must play or draw; passing is only after a draw")
+            raise RuleError(
+                (
+                    _("{seat} must play or hit; passing is only after a draw")
+                    if self._attack
+                    else _("{seat} must play or draw; passing is only after a draw")
+                ).format(seat=seat_label(seat))
             )
-            raise RuleError(said.format(seat=seat_label(seat)))
 
     def _check_challenge(self, seat: int) -> None:
         if self.winner is not None:
@@ -895,7 +898,9 @@ class Round:
             due = self.pending[0]
             raise RuleError(
                 _("{winner} has gone out; {seat} must {owed}").format(
-                    winner=seat_label(self.winner), seat=seat_label(due.seat), owed=due.owed()
+                    winner=seat_label(self.winner),
+                    seat=seat_label(due.seat),
+                    owed=due.owed_reason(),
                 )
             )
         lead = self._lead(cards)
@@ -921,21 +926,21 @@ class Round:
             if due.seat != seat:
                 raise RuleError(
                     _("{seat} must {owed} before anyone plays").format(
-                        seat=seat_label(due.seat), owed=due.owed()
+                        seat=seat_label(due.seat), owed=due.owed_reason()
                     )
                 )
             answers = self._answers(due)
             if not answers:
                 raise RuleError(
                     _("{seat} must {owed} before playing").format(
-                        seat=seat_label(seat), owed=due.owed()
+                        seat=seat_label(seat), owed=due.owed_reason()
                     )
                 )
             if effect.face not in answers:
                 raise RuleError(
                     _("{seat} must {owed} or answer with {cards}").format(
                         seat=seat_label(seat),
-                        owed=due.owed(),
+                        owed=due.owed_reason(),
                         cards=_(" or ").join(sorted(answers)),
                     )
                 )
@@ -965,12 +970,14 @@ class Round:
         playing = (lead,) if effect.discards_colour else cards
         if context == "turn" and not any(self._playable(c) for c in playing):
             top = self.discard[-1]
-            said = (
-                _("{card} does not match {top} (colour {colour}); hit instead")
-                if self._attack
-                else _("{card} does not match {top} (colour {colour}); draw instead")
+            raise NoMatch(
+                (
+                    _("{card} does not match {top} (colour {colour}); hit instead")
+                    if self._attack
+                    else _("{card} does not match {top} (colour {colour}); draw instead")
+                ).format(card=lead, top=top, colour=self.color),
+                lead,
             )
-            raise NoMatch(said.format(card=lead, top=top, colour=self.color), lead)
         # Colour.
         color = action.color
         if effect.wild:

@@ -363,18 +363,19 @@ class TableRound:
             accuser = next(s for s in rnd.seats if s != seat)
             if rnd.is_mistake(Action("catch", accuser, target=seat)):
                 held = rnd.counts[seat]
-                said = (
-                    _(
-                        "{player} called UNO: that would be a wrong accusation; `catch {player} "
-                        "BY` charges the player who said it"
-                    )
-                    if held == 1
-                    else _(
-                        "{player} holds {cards}: that would be a wrong accusation; `catch "
-                        "{player} BY` charges the player who said it"
-                    )
+                raise RuleError(
+                    (
+                        _(
+                            "{player} called UNO: that would be a wrong accusation; `catch "
+                            "{player} BY` charges the player who said it"
+                        )
+                        if held == 1
+                        else _(
+                            "{player} holds {cards}: that would be a wrong accusation; `catch "
+                            "{player} BY` charges the player who said it"
+                        )
+                    ).format(player=who, cards=plural(held, "card"))
                 )
-                raise RuleError(said.format(player=who, cards=plural(held, "card")))
         if accuser == seat:
             raise RuleError(_("{player} cannot catch themselves").format(player=who))
         by = accuser
@@ -422,11 +423,11 @@ class TableRound:
         try:
             step()
         except RuleError as exc:
-            raise RuleError(_reworded(exc, self.names, rnd)) from None
+            raise RuleError(_table_reason(exc, self.names, rnd)) from None
         return _taken(rnd)
 
 
-def _reworded(exc: RuleError, names: Sequence[str], rnd: BlindRound) -> str:
+def _table_reason(exc: RuleError, names: Sequence[str], rnd: BlindRound) -> str:
     """A refusal of the rules core said at the table: `seat N` is the player's name, and a
     card that does not match says what would."""
     top = rnd.top

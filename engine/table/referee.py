@@ -212,7 +212,8 @@ class Referee:
     # -- round start ------------------------------------------------------------------------
     def set_dealer(self, seat: int) -> list[Outcome]:
         """Choose who deals this round (before the first card is turned up)."""
-        self._need_phase("deal", _("the dealer can only change before the first card is turned up"))
+        if self.phase != "deal":
+            raise RuleError(_("the dealer can only change before the first card is turned up"))
         if not self.active[seat]:
             raise RuleError(
                 _("{player} is out of the game and cannot deal").format(player=self.name(seat))
@@ -222,7 +223,8 @@ class Referee:
 
     def start_round(self, card: Card, color: str | None = None) -> list[Outcome]:
         """The dealer turned up `card`; for a wild, `color` is what the first player names."""
-        self._need_phase("deal", _("a round is already under way"))
+        if self.phase != "deal":
+            raise RuleError(_("a round is already under way"))
         n = len(self.players)
         out = [s for s in range(n) if not self.active[s]]
         self.playing, told = TableRound.deal(
@@ -329,7 +331,8 @@ class Referee:
     def enter_hand(self, seat: int, cards: Sequence[Card], *, force: bool = False) -> list[Outcome]:
         """The cards left in `seat`'s hand at the end of the round. The count must match what the
         referee tracked unless `force`; the whole table may not hold more copies than the deck."""
-        self._need_phase("score", _("hands are entered when a round is over"))
+        if self.phase != "score":
+            raise RuleError(_("hands are entered when a round is over"))
         if seat not in self.to_enter():
             raise RuleError(_("{player}'s hand is not asked for").format(player=self.name(seat)))
         _check_hand_left(self, seat, cards, force)
@@ -427,29 +430,27 @@ class Referee:
         }
 
     # -- internals --------------------------------------------------------------------------
-    def _need_phase(self, phase: str, reason: str) -> None:
-        if self.phase != phase:
-            raise RuleError(reason)
-
     def _need_active(self, seat: int) -> None:
         if not self.active[seat]:
             raise RuleError(_("{player} is out of the game").format(player=self.name(seat)))
 
     def _playing(self) -> TableRound:
         """The round being played; RuleError saying what comes first in another phase."""
-        if self.phase == "deal":
-            reason = _("round {round} has not started: type the card turned up").format(
-                round=self.round_no
-            )
-        elif self.phase == "score":
-            reason = _("the round is over: enter the cards left in each hand")
-        elif self.phase == "over":
-            reason = _("the game is over")
-        else:
-            reason = _("not now")
-        self._need_phase("play", reason)
+        if self.phase != "play":
+            raise RuleError(self._phase_reason())
         assert self.playing is not None
         return self.playing
+
+    def _phase_reason(self) -> str:
+        if self.phase == "deal":
+            return _("round {round} has not started: type the card turned up").format(
+                round=self.round_no
+            )
+        if self.phase == "score":
+            return _("the round is over: enter the cards left in each hand")
+        if self.phase == "over":
+            return _("the game is over")
+        return _("not now")
 
     def _tally(self, seat: int, cards: int, *, press: bool) -> None:
         """Count what the box fired at `seat` (one press, or a card that slipped out)."""
