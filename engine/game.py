@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import repeat, starmap
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from engine.cards import ALL_CARDS, COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
 from engine.effects import EFFECTS, Effect, effect_of, first_card
@@ -377,7 +377,7 @@ class Round:
         left = self._pos[dealer] + 1
         for k in range(m):
             hands[order[(left + k) % m]] = cards[k:dealt:m]
-        self.pile = cards[dealt:]
+        self.pile[:] = cards[dealt:]
         self._turn_up_first()
         self._settle()
         launcher.reload(len(self.pile))
@@ -400,7 +400,7 @@ class Round:
         out: Iterable[int] = (),
         record: bool = True,
         knockout: bool = False,
-    ) -> Round:
+    ) -> Self:
         """A round from a given position (scenarios, tests, a physical table).
 
         With `turn` None, `top` is the first card turned up: the first-card rules of the preset

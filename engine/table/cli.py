@@ -120,7 +120,7 @@ def run_table(args: argparse.Namespace) -> int:
         saved = options.check()  # read again: nobody else writes it now
         # With --json, stdout is for the one JSON object: the table's words go to stderr.
         out = sys.stderr if args.json else sys.stdout
-        with open_box(args, saved and saved.last_event) as opened:
+        with open_box(args, saved.last_event if saved is not None else None) as opened:
             session = build_session(options, opened.client, out, saved=saved)
             history = args.state.with_name(args.state.name + ".history")
             tty = None if not args.json else False

@@ -492,9 +492,8 @@ TERMINAL_ONLY: dict[str, str] = {
     w: spec.elsewhere for w, spec in COMMANDS.items() if spec.elsewhere is not None
 }
 # Every command class, by the word its data carries (`to_data`, `from_data`).
-_BY_WORD: dict[str, type[Command]] = {
-    cls.word: cls for cls in (Play, EnterHand, *(spec.command for spec in COMMANDS.values()))
-}
+_CLASSES: tuple[type[Command], ...] = (Play, EnterHand, *(s.command for s in COMMANDS.values()))
+_BY_WORD: dict[str, type[Command]] = {kind.word: kind for kind in _CLASSES}
 
 _HELP_COLUMN = 35  # where the help lines start, after the syntax
 
@@ -502,8 +501,8 @@ _HELP_COLUMN = 35  # where the help lines start, after the syntax
 @worded
 def help_text() -> str:
     """What `help` prints: every command's syntax and its line, in the language in use."""
-    lines = [_("commands:")]
-    plain = []
+    lines: list[str] = [_("commands:")]
+    plain: list[str] = []
     for spec in (*CARD_LINES, *COMMANDS.values()):
         if spec.help is None:
             plain.append(spec.word)

@@ -51,6 +51,8 @@ class Console:
         self._prompt = ""  # the prompt on screen while a line is being typed
         self._reading = False
         self._history = history
+        self._readline: Any
+        self._lib: Any
         self._readline, self._lib = _readline() if tty else (None, None)
         self._saved_tty: Any = None
         if self._readline is not None:

@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from engine.cards import COLORS
@@ -198,7 +199,7 @@ def _answers(ref: Referee, play: Play, missing: list[str]) -> list[str]:
         assert error is not None
         raise error
 
-    return _tried([(word, lambda v=value: legal(v)) for word, value in choices[first]])
+    return _tried([(word, partial(legal, value)) for word, value in choices[first]])
 
 
 def _tried(tries: list[tuple[str, Callable[[], Any]]]) -> list[str]:

@@ -87,12 +87,12 @@ def _seat(
     value = data.get(key)
     if optional and value is None:
         return None
-    if isinstance(value, bool) or value not in seats:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in seats:
         allowed = ", ".join(map(str, seats))
         raise _bad(
             where + key, f"a seat in play ({allowed}){' or null' if optional else ''}", value
         )
-    return int(value)
+    return value
 
 
 def _color(data: dict[str, Any], key: str, where: str = "") -> str | None:
@@ -307,7 +307,7 @@ def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
         )
     }
     out["version"] = STATE_VERSION
-    wd4 = data.get("wd4") if isinstance(data.get("wd4"), dict) else {}
+    wd4: dict[str, Any] = data["wd4"] if isinstance(data.get("wd4"), dict) else {}
     out["wd4_color"] = wd4.get("color")
     out["taking"] = None
     out["play"] = None

@@ -62,7 +62,7 @@ def status(ref: Referee) -> list[str]:
     phase = {"deal": _("deal"), "play": _("play"), "score": _("score"), "over": _("over")}[
         ref.phase
     ]
-    lines = [
+    lines: list[str] = [
         _("round {round} ({phase}), {mode} mode, game to {target} points").format(
             round=ref.round_no, phase=phase, mode=ref.mode, target=ref.target
         ),

@@ -91,7 +91,7 @@ def run_serve(args: argparse.Namespace) -> int:
         saved = options.check()  # read again: nobody else writes it now
         server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
         try:
-            with signals_as_interrupt(), open_box(args, saved and saved.last_event) as box:
+            with signals_as_interrupt(), open_box(args, saved.last_event if saved else None) as box:
                 session = open_table(options, box.client, saved)
                 try:
                     service = TableService(session)

@@ -204,8 +204,7 @@ def test_only_the_tables_command_line_imports_argparse() -> None:
         path.name
         for path in table.glob("*.py")
         if any(
-            isinstance(node, ast.Import | ast.ImportFrom)
-            and "argparse" in ast.unparse(node)
+            isinstance(node, ast.Import | ast.ImportFrom) and "argparse" in ast.unparse(node)
             for node in _run_time(tree(path))
         )
     }
