@@ -52,12 +52,18 @@ def pins_label(factory: Any, *, simulated: bool = False) -> str:
     return f"{name}, simulated chip" if simulated else name
 
 
+def is_lgpio(factory: Any) -> bool:
+    """True for gpiozero's lgpio backend (``LGPIOFactory``: Raspberry Pi OS Bookworm, Pi 5),
+    whatever chip is under it."""
+    return any(cls.__module__ == "gpiozero.pins.lgpio" for cls in type(factory).__mro__)
+
+
 def stamps_edges(factory: Any) -> bool:
     """True when ``factory``'s pins hand gpiozero the time the kernel stamped on each input edge
     (lgpio: each alert's timestamp, CLOCK_MONOTONIC), so an input device's ``active_time`` read
     in its callback is the age of the edge, however late the callback runs. Elsewhere (mock
     pins, RPi.GPIO, native) the callback's own time is the best there is."""
-    return any(cls.__module__ == "gpiozero.pins.lgpio" for cls in type(factory).__mro__)
+    return is_lgpio(factory)
 
 
 def make_factory(*, mock: bool) -> Any:
