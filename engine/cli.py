@@ -1,5 +1,5 @@
 """`unoattack`: the host command line. Subcommands register themselves from their own modules;
-firmware/commandline.py (standard library only) does the rest, shared with `launcher`."""
+common/commandline.py (standard library only) does the rest, shared with `launcher`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from common.commandline import build_parser as _build
+from common.commandline import run
 from engine.errors import UnoError
-from firmware.commandline import build_parser as _build
-from firmware.commandline import run
 from i18n import N_
 
 PROG = "unoattack"

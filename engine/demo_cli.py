@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from common.commandline import CtrlC, signals_as_interrupt, whole_number
 from engine.boxport import mock_box
 from engine.cards import load_deck
 from engine.demo import NAMES, Demo, Screen, show_summary
@@ -15,7 +16,6 @@ from engine.errors import InputError, UnoError
 from engine.mockbox import DEFAULT_SPEED, check_speed, mock_config
 from engine.web.demo_web import add_arguments
 from engine.web.demo_web import run as run_web
-from firmware.commandline import CtrlC, signals_as_interrupt, whole_number
 from i18n import _
 
 __all__ = ["play", "register", "run_demo"]

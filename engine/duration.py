@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from firmware.config import Config
+from common.boxconfig import HostConfig
 
 # Defaults for the players' part of the estimate (seconds); a sweep may set its own.
 TURN_SECONDS = 4.0
@@ -36,16 +36,16 @@ class BoxTimes:
     card_ms: float
 
     @classmethod
-    def from_config(cls, cfg: Config) -> BoxTimes:
-        """The box's times, read from a loaded config."""
+    def from_config(cls, cfg: HostConfig) -> BoxTimes:
+        """The box's times, read from its config (`common.boxconfig.read_host`)."""
         ejector, timing, plant = cfg.ejector, cfg.timing, cfg.plant
         burst = float(timing.cooldown_ms)
-        if cfg.pins.flywheel is not None:
+        if cfg.flywheel:
             burst += ejector.flywheel_spinup_ms
         if ejector.kind == "solenoid":
             card = float(ejector.pulse_ms + ejector.recovery_ms)
         else:
-            if cfg.pins.ejector_enable is not None:
+            if cfg.soft_start:
                 burst += ejector.soft_start_ms
             burst += plant.spinup_ms + timing.settle_ms
             card = float(plant.feed_interval_ms)

@@ -11,7 +11,7 @@ order results come back in.
 - `DaskExecutor`: the workers of a Dask cluster (`--executor dask://HOST:PORT`; the `dask`
   extra). Each worker needs this package installed, the same version as here.
 
-Ctrl-C (`firmware.commandline.CtrlC`, which the commands install around the whole run): it never
+Ctrl-C (`common.commandline.CtrlC`, which the commands install around the whole run): it never
 interrupts an executor's own bookkeeping (a KeyboardInterrupt inside a process pool's locks
 deadlocks it). The first one stops the run between two results: `run` submits nothing more and
 raises KeyboardInterrupt where the caller reads its next result, the tasks still in flight end
@@ -34,8 +34,8 @@ from concurrent.futures.process import BrokenProcessPool
 from queue import SimpleQueue
 from typing import Any, Protocol, TypeVar
 
+from common.commandline import CtrlC
 from engine.errors import InputError, UnoError
-from firmware.commandline import CtrlC
 
 __all__ = [
     "DaskExecutor",

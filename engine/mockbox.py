@@ -20,7 +20,6 @@ import contextlib
 import ctypes
 import json
 import os
-import re
 import select
 import signal
 import subprocess
@@ -30,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common.boxconfig import default_path
+from common.boxtoml import assignments, set_values
 from engine.errors import InputError, UnoError
 from i18n import _
 
@@ -37,7 +38,6 @@ __all__ = [
     "DEFAULT_SPEED",
     "MockBox",
     "check_speed",
-    "default_config_path",
     "demo_config",
     "mock_config",
 ]
@@ -72,20 +72,6 @@ SCALED: dict[tuple[str, str], float] = {
 # -- the config the child runs with ----------------------------------------------------------
 
 
-def default_config_path() -> Path:
-    """The documented default config: hardware/launcher.toml in a checkout, else the copy
-    packaged with the firmware."""
-    here = Path(__file__).resolve().parent.parent / "hardware" / "launcher.toml"
-    if here.is_file():
-        return here
-    import importlib.resources
-
-    return Path(str(importlib.resources.files("firmware").joinpath("launcher.toml")))
-
-
-_ASSIGN = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)([^#\n]*?)(\s*(#.*)?)$")
-
-
 # The config sections with a `seed`, and the offset of each from the demo's seed.
 _SEEDED = {"jam": 1, "plant": 2, "patterns": 3, "sound": 4}
 
@@ -93,41 +79,19 @@ _SEEDED = {"jam": 1, "plant": 2, "patterns": 3, "sound": 4}
 def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
     """`text` (a launcher.toml) with its timings divided by `speed`, one aiming angle per seat,
     and the jam model, plant, patterns and sounds seeded from `seed`. Comments and every other
-    key are kept."""
+    key are kept (common/boxtoml.py, the one editor of a box's file)."""
     if speed <= 0:
         raise InputError(_("--speed {speed}: must be above 0").format(speed=f"{speed:g}"))
-    section = ""
-    out = []
     step = 160 / max(1, players - 1)
     angles = ", ".join(f"{-80 + round(i * step)}" for i in range(players))
-    values: dict[str, float] = {}
-    lines = text.splitlines()
-    for line in lines:
-        m = _ASSIGN.match(line)
-        if line.strip().startswith("["):
-            section = line.strip().strip("[]").strip()
-        elif (
-            m
-            and section == "plant"
-            and m.group(2)
-            in (
-                "feed_interval_ms",
-                "feed_jitter_ms",
-                "beam_ms",
-            )
-        ):
-            values[m.group(2)] = float(m.group(4))
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("["):
-            section = stripped.strip("[]").strip()
-            out.append(line)
-            continue
-        m = _ASSIGN.match(line)
-        if not m:
-            out.append(line)
-            continue
-        indent, key, eq, value, rest = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
+    written = list(assignments(text))
+    plant = {
+        key: float(value)
+        for section, key, value in written
+        if section == "plant" and key in ("feed_interval_ms", "feed_jitter_ms", "beam_ms")
+    }
+    changes: dict[str, dict[str, str]] = {}
+    for section, key, value in written:
         new: str | None = None
         floor = SCALED.get((section, key))
         if floor is not None:
@@ -135,11 +99,11 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
             if key == "feed_jitter_ms":
                 # keep the jitter a small share of the (possibly floored) interval
                 interval = max(
-                    SCALED[("plant", "feed_interval_ms")], values["feed_interval_ms"] / speed
+                    SCALED[("plant", "feed_interval_ms")], plant["feed_interval_ms"] / speed
                 )
                 number = min(number, interval / 4)
             elif key == "settle_ms":
-                floor = _settle_floor(values, speed)
+                floor = _settle_floor(plant, speed)
             number = max(floor, number)
             new = f"{number:.2f}" if key.endswith("_s") else str(round(number))
         elif section == "patterns" and key == "time_scale":
@@ -151,8 +115,9 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
         elif section in _SEEDED and key == "seed":
             # every random choice of the box replays with the demo's seed (0 would be "new")
             new = str(seed % 1_000_000_007 + _SEEDED[section])
-        out.append(f"{indent}{key}{eq}{new if new is not None else value}{rest}")
-    return "\n".join(out) + "\n"
+        if new is not None:
+            changes.setdefault(section, {})[key] = new
+    return set_values(text, changes, add=False)
 
 
 def _settle_floor(plant: dict[str, float], speed: float) -> float:
@@ -338,5 +303,5 @@ def check_speed(speed: float) -> None:
 def mock_config(*, speed: float, players: int, seed: int) -> str:
     """The config the mock box runs with: the default launcher.toml, its timings divided by
     `speed`, one aiming angle per seat, the jam model and plant seeded from `seed`."""
-    text = default_config_path().read_text(encoding="utf-8")
+    text = default_path().read_text(encoding="utf-8")
     return demo_config(text, speed=speed, players=players, seed=seed)

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.commandline import whole_number
+from common.jam import JamModel, JamParams
 from engine.bots import make_bot
 from engine.cards import PRESETS
 from engine.cards_cli import add_deck_argument, open_deck
@@ -28,8 +30,6 @@ from engine.rules import parse_option, rules_for
 from engine.schedule import MAX_NIGHT_PLAYERS, ROUNDS_EACH, Schedule, Standings, rotation
 from engine.scoring import round_gains
 from engine.sim import add_option_argument, check_bots, play_round
-from firmware.commandline import whole_number
-from firmware.jam import JamModel, JamParams
 from i18n import _, ngettext, number
 from i18n.layout import columns
 

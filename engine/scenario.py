@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from common import textfile
 from engine.cards import Card, Deck, load_deck, parse_card
 from engine.errors import CardError, InputError, RuleError
 from engine.game import Action, Round
@@ -24,7 +25,6 @@ from engine.launchers import ScriptedLauncher
 from engine.narrate import log_lines
 from engine.rules import PRESET_NAMES, rules_for
 from engine.scoring import SCORING_MODES
-from firmware import textfile
 from i18n import _
 
 TOP_KEYS = ("deck", "rules", "players", "dealer", "seed", "mode", "options", "start", "actions")

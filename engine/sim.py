@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from common.commandline import CtrlC, whole_number
+from common.jam import JamModel, JamParams
 from engine.bots import BOTS, Bot, make_bot
 from engine.cards import PRESETS, Deck
 from engine.cards_cli import add_deck_argument, open_deck
@@ -34,8 +36,6 @@ from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
 from engine.scoring import modes_help, teams_problem
 from engine.words import plural
-from firmware.commandline import CtrlC, whole_number
-from firmware.jam import JamModel, JamParams
 from i18n import _, number
 from i18n.layout import columns
 

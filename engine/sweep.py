@@ -37,6 +37,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from common import textfile
+from common.boxconfig import default_path, read_host
+from common.commandline import CtrlC, check_outputs, whole_number
+from common.errors import ConfigError
+from common.jam import JamParams, from_mapping
 from engine.cards import PRESETS
 from engine.duration import PRESS_SECONDS, TURN_SECONDS, BoxTimes, game_seconds
 from engine.errors import BoxConfigError, InputError
@@ -55,11 +60,6 @@ from engine.sim import (
     play_block,
 )
 from engine.words import plural
-from firmware import config as box_config
-from firmware import textfile
-from firmware.commandline import CtrlC, check_outputs, whole_number
-from firmware.errors import ConfigError
-from firmware.jam import JamParams, from_mapping
 from i18n import _, in_reader_language, number
 from i18n.layout import columns
 
@@ -355,7 +355,7 @@ class Setting:
     press_seconds: float
 
 
-def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.load) -> list[Setting]:
+def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = read_host) -> list[Setting]:
     """Every setting of the sweep, checked before anything runs."""
     base = spec.base or {}
     grid = spec.grid or {}
@@ -387,7 +387,7 @@ def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.loa
             index = len(plan)
             label = str(values.pop("label", "")) or _label(varied, index, count)
             where = f"{spec.source}: setting {index} ({label}): "
-            config = str(values["config"] or box_config.default_path())
+            config = str(values["config"] or default_path())
             if config not in configs:
                 try:
                     cfg = loader(config)

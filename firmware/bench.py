@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import i18n
-from firmware.commandline import CtrlC, check_outputs, whole_number, whole_number_from
+from common.commandline import CtrlC, check_outputs, whole_number, whole_number_from
+from common.errors import LauncherError, UsageError
+from common.jam import MAX_SEED
 from firmware.daemon import Daemon
-from firmware.errors import LauncherError, UsageError
-from firmware.jam import MAX_SEED
 from firmware.pins import pins_label
 from i18n import N_, _, ngettext, number, percent
 from i18n.layout import columns, rjust

@@ -1,7 +1,7 @@
 """`launcher`: the command line of the box.
 
 Each subcommand lives in the module that owns its concept and registers itself through a
-`register(subparsers)` function; this file only names them (firmware/commandline.py does the
+`register(subparsers)` function; this file only names them (common/commandline.py does the
 rest, shared with `unoattack`).
 """
 
@@ -11,9 +11,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from firmware.commandline import build_parser as _build
-from firmware.commandline import run, whole_number
-from firmware.errors import LauncherError
+from common.commandline import build_parser as _build
+from common.commandline import run, whole_number
+from common.errors import LauncherError
 from i18n import N_
 
 __all__ = ["COMMANDS", "build_parser", "main", "whole_number"]

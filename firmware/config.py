@@ -15,37 +15,58 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import json
-import math
 import re
-import tomllib
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import i18n
-from firmware import sound_pack, textfile
+from common.boxconfig import (
+    MISSING,
+    SECTIONS,
+    EjectorConfig,
+    LimitsConfig,
+    PlantConfig,
+    Section,
+    TimingConfig,
+    default_path,
+    plain_number,
+    read_ejector,
+    read_jam,
+    read_limits_section,
+    read_plant,
+    read_timing,
+    read_toml,
+    sections,
+)
+from common.errors import ConfigError
+from common.jam import MAX_SEED, JamParams
+from firmware import sound_pack
 from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS, AttenuationConfig
 from firmware.door import DoorConfig
-from firmware.errors import ConfigError
-from firmware.jam import (
-    MAX_BURST_LIMIT,
-    MAX_SEED,
-    JamError,
-    JamParams,
-    check_limit,
-    fold_weights,
-    from_mapping,
-)
 from firmware.looks import LightConfig, parse_color
 from firmware.patterns import BUILTIN, PatternsConfig, merge, parse_pattern, shortened
 from firmware.sound_pack import PLAYERS, SoundConfig
 
-# BCM numbers a part may use on the 40-pin header: GPIO 0 and 1 carry the HAT ID EEPROM bus.
-PIN_MIN = 2
-PIN_MAX = 27
+# The parts the host reads too are in common.boxconfig; these names are the box's file's.
+__all__ = [
+    "SECTIONS",
+    "BoxConfig",
+    "Config",
+    "EjectorConfig",
+    "FeedbackConfig",
+    "LimitsConfig",
+    "PinsConfig",
+    "PlantConfig",
+    "ServoConfig",
+    "TimingConfig",
+    "as_dict",
+    "default_path",
+    "load",
+    "register",
+    "summary",
+]
 
 # Pins the daemon drives as outputs; the safe-off script (systemd/launcher-safe-off) drives
 # exactly these low, so the two lists must agree (tests/firmware/test_systemd.py checks it).
@@ -65,7 +86,6 @@ OUTPUT_PINS: tuple[str, ...] = (
 
 # The buzzer plays one octave either side of this note, so octaves 0 and 8-9 would not fit.
 _NOTE = re.compile(r"[A-G][#b]?[1-7]")
-_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -110,45 +130,6 @@ class PinsConfig:
 
 
 @dataclass(frozen=True)
-class EjectorConfig:
-    """`[ejector]`: which mechanism pushes the cards out and its timings (ms)."""
-
-    kind: str = "motor"
-    soft_start_ms: int = 150
-    reverse_pulse_ms: int = 120
-    pulse_ms: int = 40
-    recovery_ms: int = 120
-    flywheel_spinup_ms: int = 250
-    retract_ms: int = 100  # motor: reverse phase after every burst (0 = off; solenoid: unused)
-    retract_speed: float = 0.6
-
-
-@dataclass(frozen=True)
-class TimingConfig:
-    """`[timing]`: jam detection, cooldown, end-of-burst settle and button timings."""
-
-    card_timeout_ms: int = 800
-    cooldown_ms: int = 300
-    settle_ms: int = 100
-    hold_clear_s: float = 2.0
-    debounce_ms: int = 20
-
-
-@dataclass(frozen=True)
-class LimitsConfig:
-    """`[limits]`: safety limits; only this file sets them, never the serial link."""
-
-    ejector_max_on_ms: int = 8000
-    flywheel_max_on_ms: int = 15000
-    solenoid_max_on_ms: int = 100
-    solenoid_duty_max: float = 0.30
-    solenoid_duty_window_ms: int = 10000
-    unjam_retries: int = 2
-    max_burst: int = 12
-    press_queue: int = 16
-
-
-@dataclass(frozen=True)
 class ServoConfig:
     """`[servo]`: aiming servo range and one angle per seat (degrees)."""
 
@@ -165,18 +146,6 @@ class FeedbackConfig:
     led_step_hz: float = 1.0
     buzzer_tone: str = "A4"
     big_burst: int = 6  # a burst of this many cards or more is big (sound and patterns)
-
-
-@dataclass(frozen=True)
-class PlantConfig:
-    """`[plant]`: the simulated mechanism used on mock pins (ignored on real pins)."""
-
-    hopper: int = 112
-    feed_interval_ms: int = 60
-    feed_jitter_ms: int = 10
-    beam_ms: int = 8
-    spinup_ms: int = 40
-    seed: int = 1
 
 
 @dataclass(frozen=True)
@@ -200,250 +169,7 @@ class Config:
     door: DoorConfig
 
 
-SECTIONS: tuple[str, ...] = (
-    "box",
-    "pins",
-    "ejector",
-    "timing",
-    "limits",
-    "jam",
-    "servo",
-    "feedback",
-    "plant",
-    "sound",
-    "light",
-    "patterns",
-    "attenuation",
-    "door",
-)
-
-# [jam] keys are JamParams fields except max_burst, which is the safety limit [limits] max_burst.
-_JAM_KEYS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(JamParams) if f.name != "max_burst"
-)
-
-
-def default_path() -> Path:
-    """The documented default config: `hardware/launcher.toml` in a source checkout, else the
-    copy installed with the package (`firmware/launcher.toml`)."""
-    here = Path(__file__).resolve().parent
-    checkout = here.parent / "hardware" / "launcher.toml"
-    if checkout.is_file():
-        return checkout
-    return here / "launcher.toml"
-
-
-def _show(value: object) -> str:
-    """A value as it would be written in TOML, on one short line."""
-    if value is _MISSING:
-        return "(missing)"
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, str):
-        text = json.dumps(value)  # escapes newlines, so the message stays one line
-    elif isinstance(value, (list, tuple)):
-        text = "[" + ", ".join(_show(v) for v in value) + "]"
-    elif isinstance(value, dict):
-        text = "{" + ", ".join(f"{k} = {_show(v)}" for k, v in value.items()) + "}"
-    else:
-        text = str(value)
-    text = text.replace("\n", " ")
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _num(x: float) -> str:
-    """1.0 -> "1", 0.3 -> "0.3": limits read like the file, not like Python floats."""
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(float(value))
-    )
-
-
-class _Section:
-    """Checking getters over one TOML table. Remembers which keys were asked for, so the keys
-    nobody asked for can be reported as unknown."""
-
-    def __init__(self, path: str, name: str, table: dict[str, Any]) -> None:
-        self.path = path
-        self.name = name
-        self.table = table
-        self.asked: list[str] = []
-
-    def fail(self, key: str, value: object, allowed: str) -> ConfigError:
-        """The one-line error for `key` (raise what this returns)."""
-        return ConfigError(f"{self.path}: [{self.name}] {key} = {_show(value)}: {allowed}")
-
-    def _get(self, key: str, default: object) -> object:
-        self.asked.append(key)
-        value = self.table.get(key, _MISSING)
-        if value is _MISSING and default is _MISSING:
-            raise self.fail(key, value, i18n._("required"))
-        return default if value is _MISSING else value
-
-    def getint(self, key: str, default: object = _MISSING, *, lo: int, hi: int) -> int:
-        """A whole number from `lo` to `hi` inclusive."""
-        value = self._get(key, default)
-        if not _is_int(value) or not lo <= value <= hi:  # type: ignore[operator]
-            raise self.fail(
-                key, value, i18n._("must be a whole number from {lo} to {hi}").format(lo=lo, hi=hi)
-            )
-        return int(value)  # type: ignore[arg-type]
-
-    def getfloat(
-        self,
-        key: str,
-        default: object = _MISSING,
-        *,
-        lo: float,
-        hi: float,
-        above: bool = False,
-    ) -> float:
-        """A number from `lo` (or just above it, with `above`) to `hi` inclusive."""
-        value = self._get(key, default)
-        if not _is_number(value):
-            raise self.fail(key, value, self._range(lo, hi, above))
-        number = float(value)  # type: ignore[arg-type]
-        if number > hi or number < lo or (above and number == lo):
-            raise self.fail(key, value, self._range(lo, hi, above))
-        return number
-
-    @staticmethod
-    def _range(lo: float, hi: float, above: bool) -> str:
-        if above:
-            return i18n._("must be a number above {lo} and at most {hi}").format(
-                lo=_num(lo), hi=_num(hi)
-            )
-        return i18n._("must be a number from {lo} to {hi}").format(lo=_num(lo), hi=_num(hi))
-
-    def getchoice(self, key: str, default: object, choices: Iterable[str]) -> str:
-        """One of a fixed set of strings."""
-        value = self._get(key, default)
-        choices = tuple(choices)
-        if value not in choices:
-            listed = ", ".join(json.dumps(c) for c in choices)
-            raise self.fail(key, value, i18n._("must be one of {listed}").format(listed=listed))
-        return str(value)
-
-    def getstr(
-        self, key: str, default: object, *, check: Callable[[str], bool], allowed: str
-    ) -> str:
-        """A string that passes `check`; `allowed` says what passes."""
-        value = self._get(key, default)
-        if not isinstance(value, str) or not check(value):
-            raise self.fail(key, value, allowed)
-        return value
-
-    def getnumbers(self, key: str, default: object, *, lo: float, hi: float) -> tuple[float, ...]:
-        """A list of numbers, each from `lo` to `hi`."""
-        value = self._get(key, default)
-        allowed = i18n._("must be a list of numbers from {lo} to {hi}").format(
-            lo=_num(lo), hi=_num(hi)
-        )
-        if not isinstance(value, (list, tuple)):
-            raise self.fail(key, value, allowed)
-        if not all(_is_number(v) and lo <= float(v) <= hi for v in value):
-            raise self.fail(key, value, allowed)
-        return tuple(float(v) for v in value)
-
-    def getpin(self, key: str, *, required: bool) -> int | None:
-        """A BCM GPIO number on the header; optional pins may be left out (`None`)."""
-        value = self._get(key, _MISSING if required else None)
-        if value is None:
-            return None
-        if not _is_int(value) or not PIN_MIN <= value <= PIN_MAX:  # type: ignore[operator]
-            allowed = i18n._("must be a BCM GPIO number from {low} to {high}").format(
-                low=PIN_MIN, high=PIN_MAX
-            )
-            if not required:
-                allowed = i18n._(
-                    "must be a BCM GPIO number from {low} to {high} "
-                    "(leave the key out if the part is not fitted)"
-                ).format(low=PIN_MIN, high=PIN_MAX)
-            raise self.fail(key, value, allowed)
-        return int(value)  # type: ignore[arg-type]
-
-    def raw(self, key: str) -> object:
-        """The value as written, for keys checked by someone else (the jam model)."""
-        self.asked.append(key)
-        return self.table.get(key, _MISSING)
-
-    def check_unknown(self) -> None:
-        """Reject any key no getter asked for, suggesting the closest known key."""
-        for key, value in self.table.items():
-            if key in self.asked:
-                continue
-            close = difflib.get_close_matches(key, self.asked, n=1)
-            known = ", ".join(self.asked)
-            allowed = (
-                i18n._("unknown key; did you mean {close}? known keys: {known}")
-                if close
-                else i18n._("unknown key; known keys: {known}")
-            )
-            raise self.fail(
-                key, value, allowed.format(close=close[0] if close else "", known=known)
-            )
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(
-            i18n._("{path}: cannot read the config file: {error}").format(
-                path=path, error=exc.strerror or exc
-            )
-        ) from None
-    try:
-        return textfile.parse_toml(textfile.decode(data))
-    except UnicodeDecodeError:
-        raise ConfigError(
-            i18n._("{path}: not a text file: TOML must be UTF-8").format(path=path)
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            i18n._("{path}: not valid TOML: {error}").format(path=path, error=exc)
-        ) from None
-
-
-def _sections(path: str, doc: dict[str, Any]) -> dict[str, _Section]:
-    sections: dict[str, _Section] = {}
-    for name, table in doc.items():
-        if name not in SECTIONS:
-            close = difflib.get_close_matches(name, SECTIONS, n=1)
-            text = (
-                i18n._(
-                    "{path}: [{name}]: unknown section; did you mean [{close}]? "
-                    "known sections: {known}"
-                )
-                if close
-                else i18n._("{path}: [{name}]: unknown section; known sections: {known}")
-            )
-            raise ConfigError(
-                text.format(
-                    path=path, name=name, close=close[0] if close else "", known=", ".join(SECTIONS)
-                )
-            )
-        if not isinstance(table, dict):
-            raise ConfigError(
-                i18n._(
-                    "{path}: {name} = {value}: must be a section, written [{name}] on its own line"
-                ).format(path=path, name=name, value=_show(table))
-            )
-    for name in SECTIONS:
-        sections[name] = _Section(path, name, doc.get(name, {}))
-    return sections
-
-
-def _read_pins(sec: _Section) -> PinsConfig:
+def _read_pins(sec: Section) -> PinsConfig:
     pins: dict[str, int | None] = {}
     owner: dict[int, str] = {}
     for f in dataclasses.fields(PinsConfig):
@@ -464,75 +190,12 @@ def _read_pins(sec: _Section) -> PinsConfig:
     return PinsConfig(**pins)  # type: ignore[arg-type]
 
 
-def _read_jam(sec: _Section, limits: LimitsConfig) -> JamParams:
-    mapping: dict[str, object] = {}
-    for key in _JAM_KEYS:
-        value = sec.raw(key)
-        if value is not _MISSING:
-            mapping[key] = value
-    sec.check_unknown()
-    mapping["max_burst"] = limits.max_burst
-    weights = mapping.get("burst_weights", JamParams.burst_weights)
-    unused = "burst_weights" not in mapping or mapping.get("mode", JamParams.mode) != "hazard"
-    if unused and isinstance(weights, list | tuple):
-        # Weights the file does not use (the defaults, or another mode's): folded at the limit,
-        # the same distribution the cap gives, so a later switch to hazard fits the box. Weights
-        # a hazard-mode file lists past its limit are a mistake check_limit names.
-        mapping["burst_weights"] = fold_weights(weights, limits.max_burst)
-    try:
-        params = from_mapping(mapping)
-        check_limit(params, limits.max_burst)
-    except JamError as exc:
-        # The jam model owns its ranges and says which key broke which rule.
-        if exc.key is not None and exc.rule is not None and exc.key in mapping:
-            raise sec.fail(exc.key, mapping[exc.key], exc.rule.render()) from None
-        raise ConfigError(f"{sec.path}: [jam]: {i18n.in_reader_language(exc)}") from None
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{sec.path}: [jam]: {exc}") from None
-    return params
-
-
-def _read_limits(sec: _Section) -> LimitsConfig:
-    """`[limits]`, every key checked (the one reader of the safety limits)."""
-    limits = LimitsConfig(
-        ejector_max_on_ms=sec.getint(
-            "ejector_max_on_ms", LimitsConfig.ejector_max_on_ms, lo=100, hi=120000
-        ),
-        flywheel_max_on_ms=sec.getint(
-            "flywheel_max_on_ms", LimitsConfig.flywheel_max_on_ms, lo=100, hi=600000
-        ),
-        solenoid_max_on_ms=sec.getint(
-            "solenoid_max_on_ms", LimitsConfig.solenoid_max_on_ms, lo=1, hi=1000
-        ),
-        solenoid_duty_max=sec.getfloat(
-            "solenoid_duty_max", LimitsConfig.solenoid_duty_max, lo=0, hi=1, above=True
-        ),
-        solenoid_duty_window_ms=sec.getint(
-            "solenoid_duty_window_ms", LimitsConfig.solenoid_duty_window_ms, lo=100, hi=600000
-        ),
-        unjam_retries=sec.getint("unjam_retries", LimitsConfig.unjam_retries, lo=0, hi=10),
-        max_burst=sec.getint("max_burst", LimitsConfig.max_burst, lo=1, hi=MAX_BURST_LIMIT),
-        press_queue=sec.getint("press_queue", LimitsConfig.press_queue, lo=1, hi=256),
-    )
-    sec.check_unknown()
-    return limits
-
-
-def read_limits(path: str | Path) -> LimitsConfig:
-    """Only the ``[limits]`` of a config file, checked as `load` checks them (ConfigError), for
-    a tool that must know them before the rest of the file is right (`model fit
-    --write-config` replaces the [jam] values the file's limits must allow)."""
-    path = Path(path)
-    s = _sections(str(path), _read(path))
-    return _read_limits(s["limits"])
-
-
 def load(path: str | Path) -> Config:
     """Read and check a config file. Raises `ConfigError` (one line, exit 78) on any problem."""
     path = Path(path)
-    doc = _read(path)
+    doc = read_toml(path)
     where = str(path)
-    s = _sections(where, doc)
+    s = sections(where, doc)
 
     sec = s["box"]
     box = BoxConfig(
@@ -548,41 +211,15 @@ def load(path: str | Path) -> Config:
 
     pins = _read_pins(s["pins"])
 
-    sec = s["ejector"]
-    ejector = EjectorConfig(
-        kind=sec.getchoice("kind", EjectorConfig.kind, ("motor", "solenoid")),
-        soft_start_ms=sec.getint("soft_start_ms", EjectorConfig.soft_start_ms, lo=0, hi=2000),
-        reverse_pulse_ms=sec.getint(
-            "reverse_pulse_ms", EjectorConfig.reverse_pulse_ms, lo=10, hi=2000
-        ),
-        pulse_ms=sec.getint("pulse_ms", EjectorConfig.pulse_ms, lo=1, hi=1000),
-        recovery_ms=sec.getint("recovery_ms", EjectorConfig.recovery_ms, lo=0, hi=10000),
-        flywheel_spinup_ms=sec.getint(
-            "flywheel_spinup_ms", EjectorConfig.flywheel_spinup_ms, lo=0, hi=10000
-        ),
-        retract_ms=sec.getint("retract_ms", EjectorConfig.retract_ms, lo=0, hi=2000),
-        retract_speed=sec.getfloat("retract_speed", EjectorConfig.retract_speed, lo=0.2, hi=1.0),
-    )
-    sec.check_unknown()
-    ejector_sec = sec
+    ejector_sec = s["ejector"]
+    ejector = read_ejector(ejector_sec)
 
-    sec = s["timing"]
-    timing = TimingConfig(
-        card_timeout_ms=sec.getint(
-            "card_timeout_ms", TimingConfig.card_timeout_ms, lo=50, hi=60000
-        ),
-        cooldown_ms=sec.getint("cooldown_ms", TimingConfig.cooldown_ms, lo=0, hi=60000),
-        settle_ms=sec.getint("settle_ms", TimingConfig.settle_ms, lo=0, hi=5000),
-        hold_clear_s=sec.getfloat("hold_clear_s", TimingConfig.hold_clear_s, lo=0.5, hi=30),
-        debounce_ms=sec.getint("debounce_ms", TimingConfig.debounce_ms, lo=0, hi=500),
-    )
-    sec.check_unknown()
+    timing = read_timing(s["timing"])
 
-    sec = s["limits"]
-    limits = _read_limits(sec)
-    limits_sec = sec
+    limits_sec = s["limits"]
+    limits = read_limits_section(limits_sec)
 
-    jam = _read_jam(s["jam"], limits)
+    jam = read_jam(s["jam"], limits)
 
     sec = s["servo"]
     min_angle = sec.getfloat("min_angle", ServoConfig.min_angle, lo=-180, hi=180)
@@ -591,7 +228,9 @@ def load(path: str | Path) -> Config:
         raise sec.fail(
             "max_angle",
             sec.table.get("max_angle", max_angle),
-            i18n._("must be above [servo] min_angle = {angle}").format(angle=_num(min_angle)),
+            i18n._("must be above [servo] min_angle = {angle}").format(
+                angle=plain_number(min_angle)
+            ),
         )
     seat_angles = sec.getnumbers(
         "seat_angles", list(ServoConfig.seat_angles), lo=min_angle, hi=max_angle
@@ -623,21 +262,7 @@ def load(path: str | Path) -> Config:
     )
     sec.check_unknown()
 
-    sec = s["plant"]
-    feed_interval = sec.getint("feed_interval_ms", PlantConfig.feed_interval_ms, lo=1, hi=10000)
-    jitter = sec.getint("feed_jitter_ms", PlantConfig.feed_jitter_ms, lo=0, hi=feed_interval - 1)
-    plant = PlantConfig(
-        hopper=sec.getint("hopper", PlantConfig.hopper, lo=0, hi=1_000_000),
-        feed_interval_ms=feed_interval,
-        feed_jitter_ms=jitter,
-        # A card must leave the beam before the next one can arrive, or two cards count as one.
-        beam_ms=sec.getint(
-            "beam_ms", PlantConfig.beam_ms, lo=1, hi=max(1, feed_interval - jitter - 1)
-        ),
-        spinup_ms=sec.getint("spinup_ms", PlantConfig.spinup_ms, lo=0, hi=10000),
-        seed=sec.getint("seed", PlantConfig.seed, lo=0, hi=MAX_SEED),
-    )
-    sec.check_unknown()
+    plant = read_plant(s["plant"])
 
     _check_ejector(s["pins"], ejector_sec, limits_sec, pins, ejector, timing, limits)
     _check_light(s["pins"], pins)
@@ -657,7 +282,7 @@ def load(path: str | Path) -> Config:
     )
 
 
-def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
+def _check_light(pins_sec: Section, pins: PinsConfig) -> None:
     """An RGB light needs all three colour pins; a WS2812 takes their place."""
     rgb = [getattr(pins, k) for k in ("light_red", "light_green", "light_blue")]
     if any(p is not None for p in rgb) and None in rgb:
@@ -665,7 +290,7 @@ def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
             k for k in ("light_red", "light_green", "light_blue") if getattr(pins, k) is None
         )
         raise pins_sec.fail(
-            missing, _MISSING, i18n._("an RGB light needs light_red, light_green and light_blue")
+            missing, MISSING, i18n._("an RGB light needs light_red, light_green and light_blue")
         )
     if rgb[0] is not None and pins.light_data is not None:
         raise pins_sec.fail(
@@ -675,7 +300,7 @@ def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
         )
 
 
-def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str, Any]:
+def _read_personality(s: dict[str, Section], limits: LimitsConfig) -> dict[str, Any]:
     """``[sound]``, ``[light]``, ``[patterns]``, ``[attenuation]``, ``[door]``: the box's
     character. None of them can raise a limit: they are read after ``[limits]`` and checked
     against it."""
@@ -791,9 +416,9 @@ def _is_color(text: str) -> bool:
 
 
 def _check_ejector(
-    pins_sec: _Section,
-    ejector_sec: _Section,
-    limits_sec: _Section,
+    pins_sec: Section,
+    ejector_sec: Section,
+    limits_sec: Section,
     pins: PinsConfig,
     ejector: EjectorConfig,
     timing: TimingConfig,
@@ -804,7 +429,7 @@ def _check_ejector(
         if pins.ejector_backward is None:
             raise pins_sec.fail(
                 "ejector_backward",
-                _MISSING,
+                MISSING,
                 i18n._('required with [ejector] kind = "motor" (H-bridge IN2)'),
             )
         if ejector.soft_start_ms > 0 and pins.ejector_enable is None:

@@ -25,12 +25,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from common.errors import CommandError, JournalError, LauncherError
 from firmware.aiming import Aiming
 from firmware.attenuation import Attenuation
 from firmware.devices import Devices
 from firmware.door import Door
 from firmware.drivers import driver_for
-from firmware.errors import CommandError, JournalError, LauncherError
 from firmware.feedback import Feedback
 from firmware.hopper import Hopper
 from firmware.inflight import Burst, InFlight

@@ -44,7 +44,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from firmware.errors import JournalError, LauncherError, UsageError
+from common.errors import JournalError, LauncherError, UsageError
 from wire import protocol
 
 log = logging.getLogger(__name__)

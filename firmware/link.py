@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import serial
 
-from firmware.errors import JournalError, UsageError
+from common.errors import JournalError, UsageError
 from wire import ports, protocol
 
 log = logging.getLogger(__name__)

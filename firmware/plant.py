@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from firmware.errors import UsageError
+from common.errors import UsageError
 from firmware.pins import is_lgpio
 
 log = logging.getLogger(__name__)

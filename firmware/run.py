@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import i18n
+from common.errors import UsageError
 from firmware.daemon import Daemon
-from firmware.errors import UsageError
 
 log = logging.getLogger("firmware.daemon")  # the name the logs have always shown
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import i18n
-from firmware.commandline import EXIT_INTERRUPTED, CtrlC, seconds, stop_when_reader_goes
-from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
+from common.commandline import EXIT_INTERRUPTED, CtrlC, seconds, stop_when_reader_goes
+from common.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from wire.ops import OPS as OP_TABLE
 from wire.ops import TABLE
 from wire.text import describe, fire_result

@@ -30,10 +30,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from common.errors import CommandError
+from common.jam import check_limit, from_mapping
 from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS
-from firmware.errors import CommandError
 from firmware.feature import Feature
-from firmware.jam import check_limit, from_mapping
 from i18n import Text
 
 if TYPE_CHECKING:

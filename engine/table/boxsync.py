@@ -18,6 +18,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from common.jam import JamParams
 from engine.boxport import BoxPort
 from engine.errors import InputError, RuleError, UnoError
 from engine.outcomes import (
@@ -46,7 +47,6 @@ from engine.outcomes import (
 from engine.table.referee import Referee
 from engine.table.state_file import StateNotSaved, unsaved
 from engine.words import plural
-from firmware.jam import JamParams
 from i18n import _, message_of
 from wire.text import news
 

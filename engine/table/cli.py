@@ -18,6 +18,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, TextIO
 
+from common.commandline import CtrlC
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.outcomes import ConnectionLost, PressUnreported
 from engine.rules import parse_option
@@ -27,7 +28,6 @@ from engine.table.options import DEFAULT_STATE, GameOptions
 from engine.table.referee import MODES
 from engine.table.session import TableSession, build_session
 from engine.table.state_lock import holding
-from firmware.commandline import CtrlC
 from i18n import _
 
 __all__ = ["FIRE_WAIT_S", "add_game_arguments", "options_of", "register", "run", "run_table"]

@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from common.commandline import digits
 from engine.cards import COLORS, Card, Deck, parse_card
 from engine.errors import InputError, RuleError, UnoError
 from engine.words import COLOUR_NAMES
-from firmware.commandline import digits
 from i18n import N_, _, worded
 
 __all__ = [

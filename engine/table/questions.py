@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from common.commandline import digits
 from engine.cards import COLORS
 from engine.effects import effect_of
 from engine.errors import RuleError, UnoError
@@ -23,7 +24,6 @@ from engine.outcomes import Outcome
 from engine.table.commands import COLOR_WORDS, NO, YES, Challenge, Command, Play, line_of
 from engine.table.referee import Referee
 from engine.words import colour_name
-from firmware.commandline import digits
 from i18n import N_, _
 
 __all__ = ["Question", "answered", "ask", "attempt", "problem"]

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from common import textfile
 from engine.blind import BlindRound
 from engine.cards import COLORS, CardError, parse_card
 from engine.effects import EFFECTS
 from engine.errors import InputError, UnoError
 from engine.table.moves import TableRound
 from engine.table.referee import PHASES, STATE_VERSION, Referee
-from firmware import textfile
 from i18n import _, message_of
 
 __all__ = [

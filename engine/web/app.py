@@ -36,6 +36,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from common.commandline import digits
 from engine.web.auth import COOKIE, SESSION_AGE_S, Auth, cross_site, host_allowed
 from engine.web.connections import BODY_TIMEOUT_S
 from engine.web.hub import Hub, Subscriber, encode
@@ -52,7 +53,6 @@ from engine.web.inbound import (
 from engine.web.table_service import MAX_LINE, TableService
 from engine.web.words import COOKIE as LANG_COOKIE
 from engine.web.words import language_for, script
-from firmware.commandline import digits
 from i18n import _, language, say_in
 
 __all__ = ["MAX_BODY", "MAX_FRAME", "STATIC", "check_request", "create_app"]

@@ -16,13 +16,13 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
+from common.commandline import signals_as_interrupt
 from engine.boxport import mock_box
 from engine.demo import NAMES, Demo, Screen, Spectator, show_summary
 from engine.errors import InputError, UnoError
 from engine.follow import Follower
-from engine.web.serve import add_web_arguments, need_web_extra
+from engine.web.options import add_web_arguments, need_web_extra
 from engine.web.table_service import TableService, demo_table
-from firmware.commandline import signals_as_interrupt
 from i18n import _, number
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from itertools import accumulate
 from typing import Any
 from urllib.parse import parse_qsl
 
+from common.commandline import MAX_DIGITS, digits
 from engine.web.table_service import BOX_CONTROLS
-from firmware.commandline import MAX_DIGITS, digits
 
 __all__ = [
     "FIELDS",

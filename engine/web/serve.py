@@ -9,61 +9,17 @@ page has `fired N` buttons). docs/web.md.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
+from common.commandline import signals_as_interrupt
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
-from engine.errors import UnoError
 from engine.table.cli import add_game_arguments, options_of
 from engine.table.state_lock import holding
-from engine.web.server import DEFAULT_HTTP, WebServer, check_web_arguments
-from engine.web.table_service import TableService, open_table
-from firmware.commandline import signals_as_interrupt
+from engine.web.options import add_web_arguments, check_web_arguments, need_web_extra
 from i18n import _
 
-__all__ = ["add_web_arguments", "need_web_extra", "register", "run_serve"]
-
-
-def need_web_extra() -> None:
-    """UnoError (exit 1) naming the extra to install when the web packages are missing."""
-    missing = []
-    for name in ("starlette", "uvicorn", "websockets", "segno"):
-        try:
-            __import__(name)
-        except ImportError:
-            missing.append(name)
-    if missing:
-        raise UnoError(
-            f"the web app needs {', '.join(missing)}: pip install 'unoattack-launcher[web]' "
-            "(make demo and make test install it)"
-        )
-
-
-def add_web_arguments(p: argparse.ArgumentParser) -> None:
-    """Where the page is served, and who may join: shared by `serve` and `demo --web`."""
-    p.add_argument(
-        "--http",
-        default=DEFAULT_HTTP,
-        metavar="HOST:PORT",
-        help=_(
-            "where the page listens (default {address}: this machine only; 0.0.0.0:8500 for "
-            "phones on the LAN; port 0 picks a free one)"
-        ).format(address=DEFAULT_HTTP),
-    )
-    p.add_argument(
-        "--code",
-        default=os.environ.get("UNOATTACK_CODE") or None,
-        metavar="CODE",
-        help=_("the join code players enter (default: $UNOATTACK_CODE, else 6 random digits)"),
-    )
-    p.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help=_("another host name the page may be opened by (e.g. unoattack.home); repeatable"),
-    )
+__all__ = ["register", "run_serve"]
 
 
 def register(subparsers: Any) -> None:
@@ -86,6 +42,9 @@ def register(subparsers: Any) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     """`unoattack serve`."""
     need_web_extra()
+    from engine.web.server import WebServer  # the web extra, imported once it is known there
+    from engine.web.table_service import TableService, open_table
+
     check_box_arguments(args)  # usage errors before anything starts
     check_web_arguments(args)
     options = options_of(args)

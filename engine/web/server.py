@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from engine.errors import InputError, UnoError
-from engine.web.auth import Auth, check_code
+from engine.web.auth import Auth
 from engine.web.connections import (
     BACKLOG,
     HEADER_TIMEOUT_S,
@@ -30,50 +30,14 @@ from engine.web.connections import (
     out_of_files_handler,
 )
 from engine.web.hub import Hub
+from engine.web.options import DEFAULT_HTTP, check_join_code, parse_http
 from engine.web.table_service import TableService
-from firmware.commandline import digits
 
-__all__ = ["DEFAULT_HTTP", "WebServer", "check_web_arguments", "parse_http"]
+__all__ = ["WebServer"]
 
-DEFAULT_HTTP = "127.0.0.1:8500"
 WS_MAX_SIZE = 64 * 1024  # frames above this are refused by the WebSocket layer itself (1009)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 SIOCGIFADDR = 0x8915  # Linux ioctl: an interface's IPv4 address
-
-
-def parse_http(text: str) -> tuple[str, int]:
-    """`HOST:PORT`, `[IPv6]:PORT` or `PORT` -> (host, port); InputError (exit 2) otherwise."""
-    usage = "--http HOST:PORT, e.g. 127.0.0.1:8500, 0.0.0.0:8500 (every address) or :8500"
-    raw = text.strip()
-    if digits(raw) is not None:
-        host, port_text = "127.0.0.1", raw
-    elif raw.startswith("["):
-        host, sep, port_text = raw[1:].partition("]:")
-        if not sep:
-            raise InputError(f"--http {text}: {usage}")
-    else:
-        host, sep, port_text = raw.rpartition(":")
-        if not sep:
-            raise InputError(f"--http {text}: {usage}")
-    host = host or "127.0.0.1"
-    port = digits(port_text)
-    if port is None or not 0 <= port <= 65535:
-        raise InputError(f"--http {text}: port `{port_text}` is not 0 to 65535; {usage}")
-    if any(c.isspace() for c in host):
-        raise InputError(f"--http {text}: {usage}")
-    return host, port
-
-
-def check_web_arguments(args: Any) -> None:
-    """`--http` and `--code` (`add_web_arguments`), checked before anything starts:
-    InputError (exit 2) naming the problem."""
-    parse_http(args.http)
-    _check_code(args.code)
-
-
-def _check_code(code: str | None) -> None:
-    if code is not None and (problem := check_code(code)) is not None:
-        raise InputError("--code: " + problem)
 
 
 def _bind(host: str, port: int, *, nodelay: bool = True) -> socket.socket:
@@ -155,7 +119,7 @@ class WebServer:
         header_timeout: float = HEADER_TIMEOUT_S,
         nodelay: bool = True,
     ) -> None:
-        _check_code(code)
+        check_join_code(code)
         host, port = parse_http(http)
         self.hub = Hub()
         self.auth = Auth(code)

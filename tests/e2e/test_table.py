@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.mockbox import MockBox, default_config_path, demo_config
+from common.boxconfig import default_path
+from engine.mockbox import MockBox, demo_config
 from engine.table.options import GameOptions
 from engine.table.referee import Referee
 from engine.table.session import TableSession, build_session
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def box_config(pattern: list[int]) -> str:
     """A fast mock box whose presses fire `pattern` (repeated), so outcomes are known."""
-    text = demo_config(default_config_path().read_text(), speed=20, players=3, seed=1)
+    text = demo_config(default_path().read_text(), speed=20, players=3, seed=1)
     text = re.sub(r'(?m)^mode = "hazard"', 'mode = "pattern"', text)
     return re.sub(r"(?m)^pattern = \[.*?\]", f"pattern = {pattern}", text)
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 import engine.sweep as sweep
+from common.boxconfig import read_host
 from engine.cli import main
 from engine.duration import BoxTimes, game_seconds
 from engine.executors import InlineExecutor
 from engine.scoring import SCORING_MODES
-from firmware import config as box_config
 from tests.configs import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -347,8 +347,21 @@ def test_a_box_config_sets_the_jam_model_and_the_timings(
     assert slow["per_game"]["minutes"]["mean"] > usual["per_game"]["minutes"]["mean"]
 
 
+def test_a_box_config_naming_a_sound_pack_only_the_pi_has_is_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The host reads what it uses of a box's file ([jam], [limits], the timings); the sound pack
+    folder is the Pi's business (firmware.config.load checks it there)."""
+    box = write_config(
+        tmp_path / "box.toml",
+        {"sound.player": "aplay", "sound.pack": "/home/pi/sounds/party", "jam.seed": 7},
+    )
+    data = run_json(capsys, *QUICK, "--set", f"config={box}")
+    assert data["results"][0]["setting"]["config"] == str(box)
+
+
 def test_box_times_from_the_default_config() -> None:
-    cfg = box_config.load(ROOT / "hardware" / "launcher.toml")
+    cfg = read_host(ROOT / "hardware" / "launcher.toml")
     box = BoxTimes.from_config(cfg)
     # cooldown 300 + flywheel 250 + soft start 150 + motor spin-up 40 + settle 100; 60 per card.
     assert box == BoxTimes(burst_ms=840.0, card_ms=60.0)
@@ -361,7 +374,7 @@ def test_a_solenoid_box_times_its_pulses(tmp_path: Path) -> None:
     box = write_config(
         tmp_path / "solenoid.toml", solenoid, {"pins.ejector_enable": None, "pins.flywheel": None}
     )
-    times = BoxTimes.from_config(box_config.load(box))
+    times = BoxTimes.from_config(read_host(box))
     assert times == BoxTimes(burst_ms=300.0, card_ms=40.0 + 120.0)
 
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from common.jam import JamParams, describe
 from firmware.attenuation import AttenuationConfig, Attenuator, cut, factor
-from firmware.jam import JamParams, describe
 
 _MS = 1_000_000
 

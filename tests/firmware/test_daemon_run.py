@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware.errors import LauncherError
+from common.errors import LauncherError
 from firmware.pins import claim_pins
 from tests.conftest import ROOT
 from tests.firmware.conftest import write_config

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("engine", "firmware", "wire", "i18n")
+PACKAGES = ("common", "engine", "firmware", "wire", "i18n")
 MAX_CLASS = 700  # lines, anywhere
 MAX_ENGINE_CLASS = 400  # lines, in engine/, but for the rules core
 RULES_CORE = {("engine/game.py", "Round")}  # python-chess's `Board` shape: one big class

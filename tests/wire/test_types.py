@@ -1,5 +1,6 @@
-"""The wire, the rules core and the table type-check clean (mypy, as `[tool.mypy]` in
-pyproject.toml says: `wire/`, `engine/game.py`, `effects.py`, `blind.py`, `engine/table/`)."""
+"""The shared modules, the wire, the rules core and the table type-check clean (mypy, as
+`[tool.mypy]` in pyproject.toml says: `common/`, `wire/`, `engine/game.py`, `effects.py`,
+`blind.py`, `engine/table/`)."""
 
 from __future__ import annotations
 

@@ -157,7 +157,7 @@ def test_the_package_ships_the_page(tmp_path: Path) -> None:
 
 def test_without_the_web_extra_serve_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     from engine.errors import UnoError
-    from engine.web.serve import need_web_extra
+    from engine.web.options import need_web_extra
 
     monkeypatch.setitem(sys.modules, "segno", None)  # as if it were not installed
     with pytest.raises(UnoError, match=r"needs segno: pip install 'unoattack-launcher\[web\]'"):

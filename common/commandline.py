@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.metadata
+import importlib.util
 import math
 import os
 import platform
@@ -191,7 +192,7 @@ def build_parser(
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    names = [commands[command]] if command in commands else list(commands.values())
+    names = [commands[command]] if command and command in commands else list(commands.values())
     for module_name in dict.fromkeys(names):  # one module may register several commands
         try:
             module = importlib.import_module(module_name)
@@ -423,12 +424,9 @@ PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
 
 def plot_available() -> bool:
-    """True when matplotlib (the `plot` extra) can be imported."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when matplotlib (the `plot` extra) is installed (found, not imported: the plotting
+    command imports it)."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def check_outputs(
