@@ -23,11 +23,12 @@ import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import i18n
-from firmware import sound_pack, textfile
-from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS, AttenuationConfig
+from firmware import attenuation, patterns, sound_pack, textfile
+from firmware.attenuation import AttenuationConfig
+from firmware.checks import BadValue, Check, boolean, whole_number
 from firmware.door import DoorConfig
 from firmware.errors import ConfigError
 from firmware.jam import (
@@ -66,6 +67,7 @@ OUTPUT_PINS: tuple[str, ...] = (
 # The buzzer plays one octave either side of this note, so octaves 0 and 8-9 would not fit.
 _NOTE = re.compile(r"[A-G][#b]?[1-7]")
 _MISSING = object()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -289,14 +291,22 @@ class _Section:
             raise self.fail(key, value, i18n._("required"))
         return default if value is _MISSING else value
 
+    def get(self, key: str, default: object, check: Check[T]) -> T:
+        """The value `check` makes of what the file says (the key's own check, shared with
+        ``settings.set``: firmware/checks.py); its rule is what is allowed."""
+        value = self._get(key, default)
+        try:
+            return check(value)
+        except BadValue as exc:
+            raise self.fail(key, value, exc.rule.render()) from None
+
     def getint(self, key: str, default: object = _MISSING, *, lo: int, hi: int) -> int:
         """A whole number from `lo` to `hi` inclusive."""
-        value = self._get(key, default)
-        if not _is_int(value) or not lo <= value <= hi:  # type: ignore[operator]
-            raise self.fail(
-                key, value, i18n._("must be a whole number from {lo} to {hi}").format(lo=lo, hi=hi)
-            )
-        return int(value)  # type: ignore[arg-type]
+        return self.get(key, default, whole_number(lo, hi))
+
+    def getbool(self, key: str, default: object) -> bool:
+        """``true`` or ``false``."""
+        return self.get(key, default, boolean)
 
     def getfloat(
         self,
@@ -722,9 +732,7 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
     sec.check_unknown()
 
     sec = s["patterns"]
-    enabled = sec._get("enabled", PatternsConfig.enabled)
-    if not isinstance(enabled, bool):
-        raise sec.fail("enabled", enabled, i18n._("must be true or false"))
+    enabled = sec.get("enabled", PatternsConfig.enabled, patterns.KEYS["enabled"])
     raw = sec._get("pattern", [])
     if not isinstance(raw, list):
         raise sec.fail("pattern", raw, i18n._("must be written as [[patterns.pattern]] tables"))
@@ -735,13 +743,11 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
             own.append(parse_pattern(item, whir_max_ms=whir_max))
         except ValueError as exc:
             raise ConfigError(f"{sec.path}: [[patterns.pattern]] {exc}") from None
-    builtin = sec._get("builtin", PatternsConfig.builtin)
-    if not isinstance(builtin, bool):
-        raise sec.fail("builtin", builtin, i18n._("must be true or false"))
+    builtin = sec.getbool("builtin", PatternsConfig.builtin)
     if not builtin and not own:
         raise sec.fail("builtin", builtin, i18n._("needs [[patterns.pattern]] tables of your own"))
     time_scale = sec.getfloat("time_scale", PatternsConfig.time_scale, lo=0, hi=1, above=True)
-    patterns = PatternsConfig(
+    patterns_config = PatternsConfig(
         enabled=enabled,
         seed=sec.getint("seed", PatternsConfig.seed, lo=0, hi=MAX_SEED),
         builtin=builtin,
@@ -750,21 +756,13 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
     )
     sec.check_unknown()
 
+    # Every [attenuation] key is a personality setting too: its check is the settings' one.
     sec = s["attenuation"]
-    spam = sec._get("spam_sound", AttenuationConfig.spam_sound)
-    if not isinstance(spam, bool):
-        raise sec.fail("spam_sound", spam, i18n._("must be true or false"))
-    curve = sec.getnumbers("curve", list(AttenuationConfig.curve), lo=0, hi=1)
-    if not 1 <= len(curve) <= MAX_CURVE:
-        raise sec.fail(
-            "curve",
-            list(curve),
-            i18n._("must list 1 to {most} factors from 0 to 1").format(most=MAX_CURVE),
-        )
-    attenuation = AttenuationConfig(
-        window_ms=sec.getint("window_ms", AttenuationConfig.window_ms, lo=0, hi=MAX_WINDOW_MS),
-        curve=curve,
-        spam_sound=spam,
+    attenuation_config = AttenuationConfig(
+        **{
+            key: sec.get(key, getattr(AttenuationConfig, key), check)
+            for key, check in attenuation.KEYS.items()
+        }
     )
     sec.check_unknown()
 
@@ -776,8 +774,8 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
     return {
         "sound": sound,
         "light": light,
-        "patterns": patterns,
-        "attenuation": attenuation,
+        "patterns": patterns_config,
+        "attenuation": attenuation_config,
         "door": door,
     }
 
