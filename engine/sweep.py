@@ -58,6 +58,7 @@ from engine.words import plural
 from firmware import config as box_config
 from firmware import textfile
 from firmware.commandline import CtrlC, check_outputs, whole_number
+from firmware.config import HostConfig
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
 from i18n import _, in_reader_language, number
@@ -355,7 +356,9 @@ class Setting:
     press_seconds: float
 
 
-def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.load) -> list[Setting]:
+def build_plan(
+    spec: SweepSpec, *, loader: Callable[[str], HostConfig] = box_config.read_for_host
+) -> list[Setting]:
     """Every setting of the sweep, checked before anything runs."""
     base = spec.base or {}
     grid = spec.grid or {}
@@ -377,7 +380,7 @@ def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.loa
         raise InputError(
             f"{count} settings of {spec.games} games: at most {MAX_GAMES} games in all"
         )
-    configs: dict[str, tuple[Any, BoxTimes]] = {}
+    configs: dict[str, tuple[HostConfig, BoxTimes]] = {}
     plan: list[Setting] = []
     keys = list(grid)
     for entry in entries:

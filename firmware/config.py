@@ -182,6 +182,21 @@ class PlantConfig:
 
 
 @dataclass(frozen=True)
+class HostConfig:
+    """What a host reads of a box's config (`read_for_host`): the jam model and the limits it
+    sims with, the timings a game's duration is estimated from (`engine/duration.py`), and the
+    pins that say which parts those timings need."""
+
+    path: str
+    pins: PinsConfig
+    ejector: EjectorConfig
+    timing: TimingConfig
+    limits: LimitsConfig
+    jam: JamParams
+    plant: PlantConfig
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole file; `path` is where it was read from (reported in the `hello` event)."""
 
@@ -537,14 +552,69 @@ def read_limits(path: str | Path) -> LimitsConfig:
     return _read_limits(s["limits"])
 
 
+def read_for_host(path: str | Path) -> HostConfig:
+    """What a host reads of a box's config (`HostConfig`: the jam model, the limits, the
+    timings), each of those sections checked as `load` checks it (the same readers), the
+    others left to the box: a config naming the Pi's own sound-pack folder reads on a laptop
+    (`unoattack sweep --set config=BOX.toml`). `ConfigError` (one line, exit 78)."""
+    path = Path(path)
+    return _read_host(_sections(str(path), _read(path)))
+
+
 def load(path: str | Path) -> Config:
     """Read and check a config file. Raises `ConfigError` (one line, exit 78) on any problem."""
     path = Path(path)
-    doc = _read(path)
-    where = str(path)
-    s = _sections(where, doc)
+    s = _sections(str(path), _read(path))
+    box = _read_box(s["box"])
+    host = _read_host(s)
+    pins, limits = host.pins, host.limits
+    servo = _read_servo(s["servo"], box, pins)
+    feedback = _read_feedback(s["feedback"], limits)
+    _check_light(s["pins"], pins)
+    # The box's character ([sound] to [door]): none of it can raise a limit (read after
+    # [limits], checked against it).
+    return Config(
+        path=host.path,
+        box=box,
+        pins=pins,
+        ejector=host.ejector,
+        timing=host.timing,
+        limits=limits,
+        jam=host.jam,
+        servo=servo,
+        feedback=feedback,
+        plant=host.plant,
+        sound=_read_sound(s["sound"]),
+        light=_read_light(s["light"]),
+        patterns=_read_patterns(s["patterns"], limits),
+        attenuation=_read_attenuation(s["attenuation"]),
+        door=_read_door(s["door"]),
+    )
 
-    sec = s["box"]
+
+def _read_host(s: dict[str, _Section]) -> HostConfig:
+    """The sections a host reads ([pins], [ejector], [timing], [limits], [jam], [plant]) and
+    the checks between them."""
+    pins = _read_pins(s["pins"])
+    ejector = _read_ejector(s["ejector"])
+    timing = _read_timing(s["timing"])
+    limits = _read_limits(s["limits"])
+    jam = _read_jam(s["jam"], limits)
+    plant = _read_plant(s["plant"])
+    _check_ejector(s["pins"], s["ejector"], s["limits"], pins, ejector, timing, limits)
+    return HostConfig(
+        path=s["box"].path,
+        pins=pins,
+        ejector=ejector,
+        timing=timing,
+        limits=limits,
+        jam=jam,
+        plant=plant,
+    )
+
+
+def _read_box(sec: _Section) -> BoxConfig:
+    """`[box]`."""
     box = BoxConfig(
         name=sec.getstr(
             "name",
@@ -555,10 +625,11 @@ def load(path: str | Path) -> Config:
         seats=sec.getint("seats", BoxConfig.seats, lo=2, hi=10),
     )
     sec.check_unknown()
+    return box
 
-    pins = _read_pins(s["pins"])
 
-    sec = s["ejector"]
+def _read_ejector(sec: _Section) -> EjectorConfig:
+    """`[ejector]` (what it needs of the pins and the limits: `_check_ejector`)."""
     ejector = EjectorConfig(
         kind=sec.getchoice("kind", EjectorConfig.kind, ("motor", "solenoid")),
         soft_start_ms=sec.getint("soft_start_ms", EjectorConfig.soft_start_ms, lo=0, hi=2000),
@@ -574,9 +645,11 @@ def load(path: str | Path) -> Config:
         retract_speed=sec.getfloat("retract_speed", EjectorConfig.retract_speed, lo=0.2, hi=1.0),
     )
     sec.check_unknown()
-    ejector_sec = sec
+    return ejector
 
-    sec = s["timing"]
+
+def _read_timing(sec: _Section) -> TimingConfig:
+    """`[timing]`."""
     timing = TimingConfig(
         card_timeout_ms=sec.getint(
             "card_timeout_ms", TimingConfig.card_timeout_ms, lo=50, hi=60000
@@ -587,14 +660,11 @@ def load(path: str | Path) -> Config:
         debounce_ms=sec.getint("debounce_ms", TimingConfig.debounce_ms, lo=0, hi=500),
     )
     sec.check_unknown()
+    return timing
 
-    sec = s["limits"]
-    limits = _read_limits(sec)
-    limits_sec = sec
 
-    jam = _read_jam(s["jam"], limits)
-
-    sec = s["servo"]
+def _read_servo(sec: _Section, box: BoxConfig, pins: PinsConfig) -> ServoConfig:
+    """`[servo]`: one angle per seat when a servo is fitted."""
     min_angle = sec.getfloat("min_angle", ServoConfig.min_angle, lo=-180, hi=180)
     max_angle = sec.getfloat("max_angle", ServoConfig.max_angle, lo=-180, hi=180)
     if max_angle <= min_angle:
@@ -616,8 +686,11 @@ def load(path: str | Path) -> Config:
         )
     servo = ServoConfig(min_angle=min_angle, max_angle=max_angle, seat_angles=seat_angles)
     sec.check_unknown()
+    return servo
 
-    sec = s["feedback"]
+
+def _read_feedback(sec: _Section, limits: LimitsConfig) -> FeedbackConfig:
+    """`[feedback]`."""
     feedback = FeedbackConfig(
         led_base_hz=sec.getfloat(
             "led_base_hz", FeedbackConfig.led_base_hz, lo=0, hi=50, above=True
@@ -632,8 +705,11 @@ def load(path: str | Path) -> Config:
         big_burst=sec.getint("big_burst", FeedbackConfig.big_burst, lo=1, hi=limits.max_burst),
     )
     sec.check_unknown()
+    return feedback
 
-    sec = s["plant"]
+
+def _read_plant(sec: _Section) -> PlantConfig:
+    """`[plant]`: the simulated mechanism."""
     feed_interval = sec.getint("feed_interval_ms", PlantConfig.feed_interval_ms, lo=1, hi=10000)
     jitter = sec.getint("feed_jitter_ms", PlantConfig.feed_jitter_ms, lo=0, hi=feed_interval - 1)
     plant = PlantConfig(
@@ -648,23 +724,7 @@ def load(path: str | Path) -> Config:
         seed=sec.getint("seed", PlantConfig.seed, lo=0, hi=MAX_SEED),
     )
     sec.check_unknown()
-
-    _check_ejector(s["pins"], ejector_sec, limits_sec, pins, ejector, timing, limits)
-    _check_light(s["pins"], pins)
-    personality = _read_personality(s, limits)
-    return Config(
-        path=where,
-        box=box,
-        pins=pins,
-        ejector=ejector,
-        timing=timing,
-        limits=limits,
-        jam=jam,
-        servo=servo,
-        feedback=feedback,
-        plant=plant,
-        **personality,
-    )
+    return plant
 
 
 def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
@@ -685,11 +745,9 @@ def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
         )
 
 
-def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str, Any]:
-    """``[sound]``, ``[light]``, ``[patterns]``, ``[attenuation]``, ``[door]``: the box's
-    character. None of them can raise a limit: they are read after ``[limits]`` and checked
-    against it."""
-    sec = s["sound"]
+def _read_sound(sec: _Section) -> SoundConfig:
+    """`[sound]`: a pack that cannot play is a config mistake, said now (a folder on the box:
+    `read_for_host` leaves this section alone)."""
     sound = SoundConfig(
         player=sec.getchoice("player", SoundConfig.player, PLAYERS),
         pack=sec.getstr(
@@ -713,8 +771,11 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
             sound_pack.load(sound_pack.resolve(sound.pack, base=Path(sec.path).parent))
         except ConfigError as exc:
             raise sec.fail("pack", sound.pack, str(exc)) from None
+    return sound
 
-    sec = s["light"]
+
+def _read_light(sec: _Section) -> LightConfig:
+    """`[light]`."""
     colors = sec._get("seat_colors", list(LightConfig.seat_colors))
     if (
         not isinstance(colors, list)
@@ -730,8 +791,11 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
         seat_colors=tuple(colors),
     )
     sec.check_unknown()
+    return light
 
-    sec = s["patterns"]
+
+def _read_patterns(sec: _Section, limits: LimitsConfig) -> PatternsConfig:
+    """`[patterns]`: a whir stays below `[limits] ejector_max_on_ms`."""
     enabled = sec.get("enabled", PatternsConfig.enabled, patterns.KEYS["enabled"])
     raw = sec._get("pattern", [])
     if not isinstance(raw, list):
@@ -747,7 +811,7 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
     if not builtin and not own:
         raise sec.fail("builtin", builtin, i18n._("needs [[patterns.pattern]] tables of your own"))
     time_scale = sec.getfloat("time_scale", PatternsConfig.time_scale, lo=0, hi=1, above=True)
-    patterns_config = PatternsConfig(
+    config = PatternsConfig(
         enabled=enabled,
         seed=sec.getint("seed", PatternsConfig.seed, lo=0, hi=MAX_SEED),
         builtin=builtin,
@@ -755,29 +819,28 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
         patterns=shortened(merge(BUILTIN if builtin else (), own), time_scale),
     )
     sec.check_unknown()
+    return config
 
-    # Every [attenuation] key is a personality setting too: its check is the settings' one.
-    sec = s["attenuation"]
-    attenuation_config = AttenuationConfig(
+
+def _read_attenuation(sec: _Section) -> AttenuationConfig:
+    """`[attenuation]`: every key is a personality setting too, checked by its own check."""
+    config = AttenuationConfig(
         **{
             key: sec.get(key, getattr(AttenuationConfig, key), check)
             for key, check in attenuation.KEYS.items()
         }
     )
     sec.check_unknown()
+    return config
 
-    sec = s["door"]
+
+def _read_door(sec: _Section) -> DoorConfig:
+    """`[door]`."""
     door = DoorConfig(
         warn_interval_s=sec.getfloat("warn_interval_s", DoorConfig.warn_interval_s, lo=1, hi=3600)
     )
     sec.check_unknown()
-    return {
-        "sound": sound,
-        "light": light,
-        "patterns": patterns_config,
-        "attenuation": attenuation_config,
-        "door": door,
-    }
+    return door
 
 
 def _is_color(text: str) -> bool:

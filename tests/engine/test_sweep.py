@@ -347,6 +347,23 @@ def test_a_box_config_sets_the_jam_model_and_the_timings(
     assert slow["per_game"]["minutes"]["mean"] > usual["per_game"]["minutes"]["mean"]
 
 
+def test_a_box_config_naming_the_pis_own_sound_pack_reads_on_a_laptop(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The box checks its sound pack's folder (a folder on the Pi); the host reads only the
+    # sections it uses, so a box's own config sweeps as it is.
+    pack = "/usr/share/unoattack-no-such-box/sounds/our-pack"
+    box = write_config(
+        tmp_path / "box.toml",
+        {"sound.player": "aplay", "sound.pack": pack, "timing.cooldown_ms": 0},
+    )
+    with pytest.raises(box_config.ConfigError, match="our-pack"):
+        box_config.load(box)  # the box itself refuses it, as it should
+    data = run_json(capsys, *QUICK, "--set", f"config={box}")
+    assert data["results"][0]["rounds"] > 0
+    assert box_config.read_for_host(box).timing.cooldown_ms == 0
+
+
 def test_box_times_from_the_default_config() -> None:
     cfg = box_config.load(ROOT / "hardware" / "launcher.toml")
     box = BoxTimes.from_config(cfg)
