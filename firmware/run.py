@@ -19,11 +19,14 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import i18n
 from firmware.daemon import Daemon
 from firmware.errors import UsageError
+
+if TYPE_CHECKING:
+    from firmware.journal import Journal
 
 log = logging.getLogger("firmware.daemon")  # the name the logs have always shown
 
@@ -146,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
         from firmware.plant import check_state_path
 
         check_state_path(args.plant_state)
-    journal: Any
+    journal: Journal
     if args.journal:
         from firmware.journal import SqliteJournal
 

@@ -213,7 +213,7 @@ class Settings(Feature):
 
     def __init__(self, box: Daemon) -> None:
         super().__init__(box)
-        self.store = SettingsStore(path_for(getattr(box.journal, "path", None)))
+        self.store = SettingsStore(path_for(box.journal.path))
         self._apply_jam()
         box.serve("settings.get", self._op_get)
         box.serve("settings.set", self._op_set)
