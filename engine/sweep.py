@@ -203,17 +203,13 @@ def read_file(path: str) -> SweepSpec:
     """Read a sweep TOML file (InputError, exit 2, naming the file and the key)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(_("{path}: no such sweep file").format(path=path)) from None
-    except IsADirectoryError:
-        raise InputError(_("{path}: is a directory, not a sweep file").format(path=path)) from None
+        text = textfile.read_text(p)  # UTF-8, a BOM allowed, as every file a person gives us
+    except OSError as exc:
+        raise InputError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:
         raise InputError(
             _("{path}: not a text file (a sweep file is UTF-8 TOML)").format(path=path)
         ) from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         doc = textfile.parse_toml(text)
     except tomllib.TOMLDecodeError as exc:

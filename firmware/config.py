@@ -422,11 +422,7 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(
-            i18n._("{path}: cannot read the config file: {error}").format(
-                path=path, error=exc.strerror or exc
-            )
-        ) from None
+        raise ConfigError(textfile.cannot_read(path, exc).render()) from None
     try:
         return textfile.parse_toml(textfile.decode(data))
     except UnicodeDecodeError:

@@ -244,9 +244,7 @@ def read_counts(path: str, *, max_burst: int = 12) -> list[int]:
     try:
         text = textfile.read_text(path)
     except OSError as exc:
-        raise UsageError(
-            i18n._("cannot read {path}: {error}").format(path=path, error=exc.strerror or exc)
-        ) from None
+        raise UsageError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:
         raise UsageError(
             i18n._("{path}: not a text file (expected a CSV or a list of counts)").format(path=path)
@@ -487,9 +485,7 @@ def read_target(path: str) -> tuple[str, int, bool]:
     try:
         text = textfile.read_text(source)
     except OSError as exc:
-        raise UsageError(
-            i18n._("cannot read {path}: {error}").format(path=source, error=exc.strerror or exc)
-        ) from None
+        raise UsageError(textfile.cannot_read(source, exc).render()) from None
     except UnicodeDecodeError:
         raise ConfigError(
             i18n._("{path}: not a text file (TOML must be UTF-8); not rewritten").format(path=path)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from firmware import attenuation, patterns
+from firmware import attenuation, patterns, textfile
 from firmware.checks import BadValue, Check, boolean
 from firmware.errors import CommandError
 from firmware.feature import Feature
@@ -122,7 +122,7 @@ class SettingsStore:
         except FileNotFoundError:
             return
         except OSError as exc:
-            self._corrupt(f"cannot read it: {exc.strerror or exc}")
+            self._corrupt(str(textfile.cannot_read(self.path, exc)))
             return
         try:
             doc = json.loads(raw.decode("utf-8"))
@@ -136,11 +136,14 @@ class SettingsStore:
                 raise ValueError("jam must be a mapping")
             personality = check_personality(doc.get("personality", {}))
         except (ValueError, UnicodeDecodeError) as exc:
-            self._corrupt(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self._corrupt(f"{self.path}: {why}")
             return
         self.jam, self.personality = dict(jam), personality
 
-    def _corrupt(self, why: str) -> None:
+    def _corrupt(self, problem: str) -> None:
+        """The file is unusable (`problem`: one English line naming it): moved aside, one log
+        line, the config's values hold."""
         assert self.path is not None
         bad = self.path.with_name(self.path.name + ".bad")
         try:
@@ -148,7 +151,7 @@ class SettingsStore:
             kept = f"moved to {bad.name}"
         except OSError:
             kept = "left in place"
-        self.problem = f"settings {self.path}: {why}; {kept}, starting from the config's values"
+        self.problem = f"settings {problem}; {kept}, starting from the config's values"
         log.error("%s", self.problem)
         self.jam, self.personality = {}, {}
         with contextlib.suppress(OSError):

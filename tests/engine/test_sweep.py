@@ -281,8 +281,8 @@ def test_a_bad_sweep_file_is_a_one_line_usage_error(
 @pytest.mark.parametrize(
     ("make", "needle"),
     [
-        (lambda d: d / "missing.toml", "no such sweep file"),
-        (lambda d: d, "is a directory"),
+        (lambda d: d / "missing.toml", "missing.toml: cannot read this file: No such file"),
+        (lambda d: d, ": cannot read this file: Is a directory"),
         (lambda d: _binary(d), "not a text file"),
     ],
 )
@@ -298,7 +298,7 @@ def test_an_unusable_sweep_file_is_a_one_line_usage_error(
 
 def _binary(folder: Path) -> Path:
     path = folder / "sweep.toml"
-    path.write_bytes(b"\xff\xfe\x00garbage")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")  # an image given by mistake
     return path
 
 

@@ -73,8 +73,8 @@ def edits(*changes: tuple[str, str, str | None], base: str = DEFAULT_TEXT) -> st
 
 # id -> (file content: str | bytes | None for "no file" | "DIR" for a directory, expected part)
 BAD: dict[str, tuple[str | bytes | None, str]] = {
-    "missing-file": (None, ": cannot read the config file: No such file or directory"),
-    "directory": ("DIR", ": cannot read the config file: Is a directory"),
+    "missing-file": (None, ": cannot read this file: No such file or directory"),
+    "directory": ("DIR", ": cannot read this file: Is a directory"),
     "toml-syntax": (DEFAULT_TEXT.replace("seats = 4", "seats 4"), ": not valid TOML: "),
     "not-utf8": (b'[box]\nname = "\xff\xfe"\n', ": not a text file: TOML must be UTF-8"),
     "unknown-section": (
