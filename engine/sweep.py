@@ -821,7 +821,7 @@ def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
     matplotlib.use("Agg")  # files only; never needs a display
     import matplotlib.pyplot as plt
 
-    panels = [
+    panels: list[tuple[str, Sequence[Sequence[float]]]] = [
         ("minutes per game (estimated)", [minutes(s, st) for s, st in finished]),
         ("rounds per game", [[r.rounds for r in st.rows or ()] for _, st in finished]),
         ("turns per game", [[r.turns for r in st.rows or ()] for _, st in finished]),

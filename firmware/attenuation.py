@@ -116,7 +116,7 @@ class Attenuator:
         if not self.enabled:
             return [_("rapid-press attenuation: off ([attenuation] window_ms = 0)")]
         into = Nn_("{n} card ->", "{n} cards ->")
-        rows = [
+        rows: list[list[str]] = [
             [_("press in a rapid run"), _("factor"), ngettext(*into, 3).format(n=number(3)),
              ngettext(*into, 8).format(n=number(8)), _("cards per press")]
         ]  # fmt: skip

@@ -23,7 +23,7 @@ import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import i18n
 from firmware import attenuation, patterns, sound_pack, textfile
@@ -273,11 +273,11 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -336,7 +336,7 @@ class _Section:
         value = self._get(key, default)
         if not _is_number(value):
             raise self.fail(key, value, self._range(lo, hi, above))
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
         if number > hi or number < lo or (above and number == lo):
             raise self.fail(key, value, self._range(lo, hi, above))
         return number
@@ -384,7 +384,7 @@ class _Section:
         value = self._get(key, _MISSING if required else None)
         if value is None:
             return None
-        if not _is_int(value) or not PIN_MIN <= value <= PIN_MAX:  # type: ignore[operator]
+        if not _is_int(value) or not PIN_MIN <= value <= PIN_MAX:
             allowed = i18n._("must be a BCM GPIO number from {low} to {high}").format(
                 low=PIN_MIN, high=PIN_MAX
             )
@@ -394,7 +394,7 @@ class _Section:
                     "(leave the key out if the part is not fitted)"
                 ).format(low=PIN_MIN, high=PIN_MAX)
             raise self.fail(key, value, allowed)
-        return int(value)  # type: ignore[arg-type]
+        return value
 
     def raw(self, key: str) -> object:
         """The value as written, for keys checked by someone else (the jam model)."""

@@ -60,9 +60,9 @@ _MS = 1_000_000
 HISTORY = 10_000  # events kept in memory for wait_for()
 
 Reply = Callable[[dict], None]
-EventHandler = Callable[[Event], None]
+EventHandler = Callable[[Event], object]  # what a handler returns is not read
 OpHandler = Callable[[dict], dict]
-StateHook = Callable[[str, str, str], None]
+StateHook = Callable[[str, str, str], object]
 
 
 class Daemon:
@@ -388,7 +388,8 @@ class Daemon:
 
     def state_changed(self, source: str, dest: str, why: str) -> None:
         """After every transition: the ``state`` event, then every feature's state hook."""
-        self.emit("state", **{"from": source, "to": dest, "why": why})
+        fields: dict[str, Any] = {"from": source, "to": dest, "why": why}  # `from`: a keyword
+        self.emit("state", **fields)
         for hook in self._state_hooks:
             hook(source, dest, why)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -80,7 +81,7 @@ def _console(daemon: Daemon, out: Callable[[dict], None], at_end: Callable[[], N
             continue
         with answered:
             waiting[0] += 1
-        daemon.submit(op, args, lambda r, op=op: reply(op, r))
+        daemon.submit(op, args, functools.partial(reply, op))
     with answered:
         answered.wait_for(lambda: waiting[0] <= 0, REPLIES_WAIT_S)
     log.info("end of the console's input: stopping")
