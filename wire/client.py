@@ -405,12 +405,10 @@ class BoxClient:
         return self.command("aim", seat=seat)
 
     def load(self, count: int | None = None, total: int | None = None) -> dict[str, Any]:
-        """Tell the box cards were added (`count`) or how many it now holds (`total`)."""
-        if (count is None) == (total is None):
-            raise ValueError("load takes exactly one of count= or total=")
-        if count is not None:
-            return self.command("load", count=count)
-        return self.command("load", total=total)
+        """Tell the box cards were added (`count`) or how many it now holds (`total`): one of
+        the two (BoxError BAD_ARG otherwise, from the op table's check)."""
+        given = {"count": count, "total": total}
+        return self.command("load", **{k: v for k, v in given.items() if v is not None})
 
     def clear(self) -> dict[str, Any]:
         """Leave a latched `jammed` or `empty` state."""

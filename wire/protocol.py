@@ -431,14 +431,14 @@ def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
         problem = arg.problem(args[arg.name])
         if problem is not None:
             raise _bad_arg(cmd_id, op, str(problem))
-    # What no one argument's declaration says:
+    together = ops.OPS[op].problem(args) if op in ops.OPS else None  # (`load`'s one_of)
+    if together is not None:
+        raise _bad_arg(cmd_id, op, str(together))
+    # What the op table does not say:
     if op == "hello":
         stream = args.get("stream")
         if isinstance(stream, str) and len(stream) > MAX_ID_LEN:
             raise _bad_arg(cmd_id, op, f"stream must be at most {MAX_ID_LEN} characters")
-    elif op == "load":
-        if ("count" in args) == ("total" in args):
-            raise _bad_arg(cmd_id, op, "give exactly one of 'count' (cards added) or 'total'")
     elif op == "model.set":
         params = args["params"]
         unknown = sorted(set(params) - set(JAM_PARAM_KEYS))
