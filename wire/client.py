@@ -418,6 +418,14 @@ class BoxClient:
         """State, hopper, dry streak, queue, aim, fault, jam summary and uptime."""
         return self.command("status")
 
+    def model_get(self) -> dict[str, Any]:
+        """The jam-model parameters the box is using."""
+        return dict(self.command("model.get").get("params", {}))
+
+    def model_set(self, /, **params: Any) -> dict[str, Any]:
+        """Change jam-model parameters (range-checked by the box); returns the new parameters."""
+        return dict(self.command("model.set", params=params).get("params", {}))
+
     def selftest(self) -> dict[str, Any]:
         """Run the box's self-test; returns `passed` (true) and `checks`. A failed self-test is
         answered with error FAULT and raises `BoxError`."""
