@@ -414,6 +414,10 @@ class BoxClient:
         """Leave a latched `jammed` or `empty` state."""
         return self.command("clear")
 
+    def reset(self) -> dict[str, Any]:
+        """Leave a latched `fault` state."""
+        return self.command("reset")
+
     def status(self) -> dict[str, Any]:
         """State, hopper, dry streak, queue, aim, fault, jam summary and uptime."""
         return self.command("status")
