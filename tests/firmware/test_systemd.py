@@ -178,16 +178,26 @@ def test_safe_off_dry_run_lists_every_output_of_the_default_config() -> None:
     assert "GPIO17" not in proc.stdout and "GPIO27" not in proc.stdout  # inputs are left alone
 
 
-def test_safe_off_only_touches_fitted_outputs(tmp_path: Path) -> None:
-    path = tmp_path / "solenoid.toml"
-    path.write_text(
+@pytest.mark.parametrize(
+    ("version", "command"),
+    [
+        # libgpiod v2 (Debian 13, Pi OS after Bookworm): lines by name
+        ("gpioset (libgpiod) v2.1", "gpioset -b pull-down -t 0 GPIO6=0"),
+        # libgpiod v1 (Bookworm's gpiod): chip and offset, which gpiofind looks up when it runs
+        ("gpioset (libgpiod) v1.6.3", "gpioset -B pull-down <chip of GPIO6> <offset of GPIO6>=0"),
+    ],
+)
+def test_safe_off_only_touches_fitted_outputs(tmp_path: Path, version: str, command: str) -> None:
+    # The gpioset on PATH is pinned: the machine's own (if any) must not decide the command.
+    _, path = _fake_path(tmp_path)
+    _fake_tool(Path(path), "gpioset", f'[ "$1" = --version ] && echo "{version}"')
+    config = tmp_path / "solenoid.toml"
+    config.write_text(
         '[pins]\nbutton = 17\nejector_forward = 6\nsensor = 27\n[ejector]\nkind = "solenoid"\n'
     )
-    proc = _run_safe_off("--config", str(path), "--backend", "gpioset", "--dry-run")
+    proc = _run_safe_off("--config", str(config), "--backend", "gpioset", "--dry-run", path=path)
     assert proc.returncode == 0
-    assert proc.stdout.splitlines()[1:] == [
-        "GPIO6 ejector_forward: drive low: gpioset -b pull-down -t 0 GPIO6=0"
-    ]
+    assert proc.stdout.splitlines()[1:] == [f"GPIO6 ejector_forward: drive low: {command}"]
 
 
 def test_safe_off_without_a_config_sets_default_outputs_to_inputs(tmp_path: Path) -> None:
