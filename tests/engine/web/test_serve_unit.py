@@ -72,6 +72,7 @@ def test_unit_contract() -> None:
     assert unit["ProtectSystem"] == ["strict"] and unit["DynamicUser"] == ["yes"]
     assert unit["IPAddressDeny"] == ["any"]
     assert "2" in unit["RestartPreventExitStatus"][0].split()
+    assert 64 <= int(unit["LimitNOFILE"][0]) <= 4096  # room for a table, a cap on a flood
 
 
 def test_exec_start_is_a_command_line_serve_accepts() -> None:
