@@ -32,8 +32,8 @@ from typing import Any, Protocol
 
 import serial
 
+import i18n
 from firmware.errors import JournalError, UsageError
-from i18n import _
 from wire import ports, protocol
 
 log = logging.getLogger(__name__)
@@ -89,11 +89,13 @@ def check_pty_link(path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UsageError(
-            _("--pty-link {path}: folder {folder} does not exist").format(path=path, folder=folder)
+            i18n._("--pty-link {path}: folder {folder} does not exist").format(
+                path=path, folder=folder
+            )
         )
     if os.path.lexists(path) and not os.path.islink(path):
         raise UsageError(
-            _(
+            i18n._(
                 "--pty-link {path}: something that is not a symlink is there; remove it or "
                 "give another path"
             ).format(path=path)
@@ -130,7 +132,7 @@ class _PtyPort:
             except OSError as exc:
                 self.close()
                 raise UsageError(
-                    _("--pty-link {path}: cannot link the pty there: {error}").format(
+                    i18n._("--pty-link {path}: cannot link the pty there: {error}").format(
                         path=link, error=exc.strerror or exc
                     )
                 ) from None
