@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# An editable install of this checkout. setuptools ends every editable install of a flat layout
+# (the packages at the top of the checkout, as here) with an advisory to mind folders of the
+# same name; it says nothing about this project, so it is not shown.
+INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e
 
 .PHONY: demo test perf lint format clean browser screenshots catalogs messages
 
@@ -10,13 +14,14 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# Reinstalled whenever pyproject.toml changes (new dependencies, new entry points).
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev,web]'
+# Reinstalled whenever pyproject.toml or setup.py changes (dependencies, entry points, the build).
+$(STAMP): pyproject.toml setup.py | $(PY)
+	$(INSTALL) '.[dev,web]'
 	touch $(STAMP)
 
-# The compiled catalogs (i18n/locale/*/LC_MESSAGES/*.mo): built here, shipped in the package,
-# never committed. `make messages` brings the .po files in line with the code.
+# The compiled catalogs (i18n/locale/*/LC_MESSAGES/*.mo) of this checkout, never committed; the
+# package build compiles its own with the same compiler (i18n/msgfmt.py, run by setup.py).
+# `make messages` brings the .po files in line with the code.
 PO := $(wildcard i18n/locale/*/LC_MESSAGES/*.po)
 MO := $(PO:.po=.mo)
 
@@ -29,7 +34,7 @@ messages: $(STAMP)
 	$(PY) -m i18n.messages update
 
 $(VENV)/.perf: $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,web,perf]'
+	$(INSTALL) '.[dev,web,perf]'
 	touch $(VENV)/.perf
 
 demo: $(STAMP) catalogs

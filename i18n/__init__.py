@@ -1,8 +1,9 @@
 """The players' languages: English, Thai, Traditional Chinese, Romanian and Welsh.
 
 Every message a player or a box builder reads goes through the gettext catalogs in
-`i18n/locale/<language>/LC_MESSAGES/unoattack.po` (compiled to `.mo` by `make`, shipped in the
-package). Machine output (``--json``, the wire protocol, log keys) never does.
+`i18n/locale/<language>/LC_MESSAGES/unoattack.po` (compiled to `.mo` by `i18n/msgfmt.py`: in a
+checkout by `make`, in every built package by the build itself). Machine output (``--json``,
+the wire protocol, log keys) never does.
 
 - `_` and `ngettext` translate into the language in use (`use`); `N_` and `Nn_` only mark a
   message (or a singular/plural pair) for extraction where it is written down ahead of use.

@@ -2,7 +2,7 @@
 the standard library's gettext and the compiled `.mo` files).
 
     python -m i18n.messages update     # extract the messages from the code into every .po
-    python -m i18n.messages compile    # .po -> .mo (what `make` runs)
+    python -m i18n.messages compile    # .po -> .mo (what `make` runs; i18n/msgfmt.py, no Babel)
     python -m i18n.messages check      # what tests/i18n checks, as a report
 
 `problems` is the check: every message in the code is in every catalog, no catalog holds one the
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from i18n import DOMAIN, LANGUAGES, LOCALE_DIR
+from i18n import DOMAIN, LANGUAGES, LOCALE_DIR, msgfmt
 
 ROOT = LOCALE_DIR.parent.parent
 # The code whose messages people read (the web page's templates join here when it has some).
@@ -129,19 +129,6 @@ def update(root: Path = ROOT) -> None:
         write(code, catalog)
 
 
-def compile_po(po: Path) -> Path:
-    """Compile one .po next to it as .mo; returns the .mo path."""
-    from babel.messages.mofile import write_mo
-    from babel.messages.pofile import read_po
-
-    with po.open("rb") as fh:
-        catalog = read_po(fh, domain=DOMAIN)
-    mo = po.with_suffix(".mo")
-    with mo.open("wb") as fh:
-        write_mo(fh, catalog)
-    return mo
-
-
 def fields(text: str) -> set[str]:
     """The placeholders of a brace-format message: `{seat}` -> {"seat"}."""
     return {m.group(1).split("!")[0].split(":")[0] for m in _FIELD.finditer(text)}
@@ -206,7 +193,11 @@ def main(argv: list[str]) -> int:
         update()
     elif argv[0] == "compile":
         for po in [Path(p) for p in argv[1:]] or [po_path(c) for c in LANGUAGES]:
-            compile_po(po)
+            try:
+                msgfmt.compile_po(po)
+            except (OSError, msgfmt.PoError) as exc:
+                print(f"compile: {exc}", file=sys.stderr)
+                return 1
     else:
         found = list(problems())
         for line in found:
