@@ -20,6 +20,7 @@ import pytest
 
 from firmware import config
 from firmware.errors import EXIT_CONFIG
+from tests.units import unit_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "launcher.service"
@@ -34,12 +35,7 @@ needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is n
 
 def _unit_lines() -> dict[str, list[str]]:
     """Settings of the unit: key -> values in order (keys may repeat)."""
-    out: dict[str, list[str]] = {}
-    for line in UNIT.read_text().splitlines():
-        if "=" in line and not line.startswith(("#", "[")):
-            key, value = line.split("=", 1)
-            out.setdefault(key, []).append(value)
-    return out
+    return unit_settings(UNIT)
 
 
 def _checkable_unit(tmp_path: Path) -> Path:
@@ -489,28 +485,19 @@ SERVE_DROPIN = ROOT / "systemd" / "unoattack-serve.service.d" / "all-in-one.conf
 TTY_LINK = "/run/launcher/tty"
 
 
-def _settings(path: Path) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for line in path.read_text().splitlines():
-        if "=" in line and not line.startswith(("#", "[")):
-            key, value = line.split("=", 1)
-            out.setdefault(key, []).append(value)
-    return out
-
-
 def test_all_in_one_runs_the_units_command_on_a_pty_link() -> None:
     """The drop-in's ExecStart is the unit's, with the serial port swapped for the pty link."""
     from firmware.cli import build_parser
 
     unit = shlex.split(_unit_lines()["ExecStart"][0])
-    reset, start = _settings(LAUNCHER_DROPIN)["ExecStart"]
+    reset, start = unit_settings(LAUNCHER_DROPIN)["ExecStart"]
     assert reset == ""  # a drop-in must clear ExecStart before giving its own
     argv = shlex.split(start)
     at = unit.index("--port")
     assert argv == [*unit[:at], "--port", "pty", "--pty-link", TTY_LINK, *unit[at + 2 :]]
     args = build_parser().parse_args(argv[1:])
     assert args.port == "pty" and args.pty_link == TTY_LINK
-    serve = _settings(SERVE_DROPIN)
+    serve = unit_settings(SERVE_DROPIN)
     assert serve["Environment"] == [f"UNOATTACK_PORT={TTY_LINK}"]
     assert serve["SupplementaryGroups"] == ["launcher"]  # the daemon's group opens the pty
     assert _unit_lines()["Group"] == ["launcher"]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import build_parser
+from tests.units import unit_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 UNIT = ROOT / "systemd" / "unoattack-serve.service"
@@ -22,12 +23,7 @@ needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is n
 
 
 def settings() -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for line in UNIT.read_text().splitlines():
-        if "=" in line and not line.startswith(("#", "[")):
-            key, value = line.split("=", 1)
-            out.setdefault(key, []).append(value)
-    return out
+    return unit_settings(UNIT)
 
 
 def checkable(tmp_path: Path) -> Path:
