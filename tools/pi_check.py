@@ -69,10 +69,12 @@ PACKAGES = (
 ARCHES = {"arm64": "aarch64", "armhf": "arm"}  # Debian name -> qemu's binfmt entry
 LANGUAGES = ("en", "th", "zh_Hant", "ro", "cy")
 CHECKOUT = "/home/pi/launcher"  # where the owner cloned the project
+DEV_CHECKOUT = "/home/pi/launcher-dev"  # the suites' own copy: their build never touches CHECKOUT
 DEV_VENV = "/opt/pi-check-dev"  # the test suites' venv ([dev] extra), cached per pyproject
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 READY_TIMEOUT_S = 120.0  # emulated start-up on a busy 2-core machine
+SUITE_TIMEOUT_S = 1200  # pytest-timeout's per-test hang guard under emulation (120 natively)
 
 
 class Failed(Exception):
@@ -365,10 +367,10 @@ class Pi:
                 shutil.copytree(conf, r / str(conf).lstrip("/"), dirs_exist_ok=True)
             elif conf.exists():
                 shutil.copy2(conf, r / str(conf).lstrip("/"))
-        files = self.copy_checkout()
+        files = self.copy_checkout(CHECKOUT)
         return f"{self.root}; the checkout ({files} files) in {CHECKOUT}"
 
-    def copy_checkout(self) -> int:
+    def copy_checkout(self, where: str) -> int:
         """The project as the owner's clone has it: the tracked and new files of this tree
         (nothing `make` built: no .mo catalogs, no venv)."""
         listed = subprocess.run(
@@ -378,7 +380,7 @@ class Pi:
         )
         if listed.returncode != 0:
             raise Fatal(f"{PROG}: {TREE} is not a git checkout")
-        dest = self.root / CHECKOUT.lstrip("/")
+        dest = self.root / where.lstrip("/")
         copied = 0
         for name in sorted(set(listed.stdout.decode().split("\0")) - {""}):
             src = TREE / name
@@ -519,6 +521,7 @@ class Process:
     def __init__(self, proc: subprocess.Popen) -> None:
         self.proc = proc
         self.lines: list[str] = []
+        self._ended = False  # its output is closed: no more lines will come
         self._changed = threading.Condition()
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -529,10 +532,11 @@ class Process:
                 self.lines.append(line.rstrip("\n"))
                 self._changed.notify_all()
         with self._changed:
+            self._ended = True
             self._changed.notify_all()
 
     def wait_line(self, pattern: str, timeout: float) -> re.Match[str]:
-        """The first output line matching `pattern`; Failed when the process ends first."""
+        """The first output line matching `pattern`; Failed when none comes in time."""
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
@@ -540,16 +544,11 @@ class Process:
                     found = re.search(pattern, line)
                     if found:
                         return found
-                if self.proc.poll() is not None and not self.proc.stdout:
-                    break
                 left = deadline - time.monotonic()
-                if left <= 0 or (self.proc.poll() is not None and self._drained()):
+                if self._ended or left <= 0:
                     break
-                self._changed.wait(min(left, 0.5))
+                self._changed.wait(left)
         raise Failed(f"no line matching {pattern!r} (output: {self.tail()})")
-
-    def _drained(self) -> bool:
-        return self.proc.stdout is None or self.proc.stdout.closed
 
     def terminate(self, timeout: float = 60) -> int:
         """SIGTERM, and the exit code (Failed if it does not end in time)."""
@@ -993,21 +992,27 @@ def check_suites(pi: Pi) -> str:
             timeout=1800,
         )
         (venv / ".pi-check-ready").write_text("\n")
-    # The checkout as `make` would set it up; the editable install compiles the catalogs.
+    # A developer's checkout as `make` sets it up (the editable install compiles the catalogs),
+    # apart from the owner's, which install.sh builds at the same time.
+    pi.copy_checkout(DEV_CHECKOUT)
     pi.ok(
-        f"cd {CHECKOUT} && {DEV_VENV}/bin/python -m pip install -q --no-deps -e .",
+        f"cd {DEV_CHECKOUT} && {DEV_VENV}/bin/python -m pip install -q --no-deps -e .",
         "pip install -e .",
         timeout=900,
     )
-    catalogs = list((pi.root / CHECKOUT.lstrip("/") / "i18n/locale").glob("*/LC_MESSAGES/*.po"))
+    locale = pi.root / DEV_CHECKOUT.lstrip("/") / "i18n/locale"
+    catalogs = list(locale.glob("*/LC_MESSAGES/*.po"))
     missing = [po.parent.parent.name for po in catalogs if not po.with_suffix(".mo").exists()]
     if missing:
         raise Failed(f"pip install -e . compiled no catalog for {', '.join(missing)}")
     start = time.monotonic()
+    # As `make test` runs them, but pytest-timeout's hang guard (120 s a test) scaled for CPU-
+    # bound Python at a tenth of its speed: a hypothesis test drawing thousands of frames takes
+    # minutes here, as it would on a Pi Zero 2 W. It guards against hangs, not slowness.
     done = pi.sh(
-        f"cd {CHECKOUT} && {DEV_VENV}/bin/python -m pytest -n 2 --dist worksteal -q "
-        "-p no:cacheprovider tests/firmware tests/wire",
-        timeout=2400,
+        f"cd {DEV_CHECKOUT} && {DEV_VENV}/bin/python -m pytest -n 2 --dist worksteal -q "
+        f"-p no:cacheprovider --timeout={SUITE_TIMEOUT_S} tests/firmware tests/wire",
+        timeout=3600,
     )
     summary = _last(done.stdout)
     if done.returncode != 0:
@@ -1016,14 +1021,28 @@ def check_suites(pi: Pi) -> str:
     return f"{summary} (pytest ran {time.monotonic() - start:.0f} s)"
 
 
-def arm64_checks(pi: Pi, checks: Checks, suites: bool, quiet: threading.Event) -> None:
-    """Everything, on the 64-bit Pi; the suites once the machine is `quiet` (armhf done)."""
+def arm64_checks(pi: Pi, checks: Checks, suites: bool) -> None:
+    """Everything, on the 64-bit Pi. The test suites (their own venv) run beside the owner's
+    install and checks: those are single-threaded, and the machine has two cores."""
 
     def check(name: str, fn: Callable[[], str]) -> bool:
         return checks.run("arm64", name, fn)
 
-    if not check("install.sh, fresh, as the owner runs it", lambda: check_fresh_install(pi)):
-        return
+    suite = threading.Thread(
+        target=check, args=("firmware and wire suites under emulation", lambda: check_suites(pi))
+    )
+    if suites:
+        suite.start()
+    try:
+        if check("install.sh, fresh, as the owner runs it", lambda: check_fresh_install(pi)):
+            owner_checks(pi, check, checks)
+    finally:
+        if suite.is_alive():
+            suite.join()
+
+
+def owner_checks(pi: Pi, check: Callable[[str, Callable[[], str]], bool], checks: Checks) -> None:
+    """What the owner and systemd do with the installed box, on the 64-bit Pi."""
     check("the unit, offline (systemd-analyze)", lambda: check_unit(pi))
     check("launcher config check", lambda: check_config(pi))
     check("every language", lambda: check_languages(pi))
@@ -1040,9 +1059,6 @@ def arm64_checks(pi: Pi, checks: Checks, suites: bool, quiet: threading.Event) -
     check("install.sh again: upgrade, config kept", lambda: check_upgrade(pi))
     if check("install.sh --with-web after a failed first run", lambda: check_repair(pi)):
         check("the all-in-one box: a move through the web API", lambda: check_all_in_one(pi))
-    if suites:
-        quiet.wait()
-        check("firmware and wire suites under emulation", lambda: check_suites(pi))
 
 
 def armhf_checks(pi: Pi, checks: Checks) -> None:
@@ -1086,7 +1102,6 @@ def main(argv: list[str] | None = None) -> int:
     checks = Checks()
     host = Mounts()  # binfmt_misc, if this run mounted it
     pis: list[Pi] = []
-    quiet = threading.Event()  # set when the armhf run is over: the suites need both cores
 
     def mirror() -> str:
         return os.environ.get("PI_CHECK_MIRROR") or apt_mirror()
@@ -1099,30 +1114,24 @@ def main(argv: list[str] | None = None) -> int:
             base.append(path)
             return what
 
+        if not checks.run(arch, f"Debian 12 image under qemu-{ARCHES[arch]}", get_image):
+            return
         mounts = Mounts()
+        pi = Pi(cache, arch, base[0], mounts)
+        pis.append(pi)
         try:
-            if not checks.run(arch, f"Debian 12 image under qemu-{ARCHES[arch]}", get_image):
-                return
-            pi = Pi(cache, arch, base[0], mounts)
-            pis.append(pi)
-            try:
-                if checks.run(arch, "chroot on an overlay of the image", pi.start):
-                    if arch == "arm64":
-                        arm64_checks(pi, checks, not args.skip_suites, quiet)
-                    else:
-                        armhf_checks(pi, checks)
-            finally:
-                pi.stop()  # nothing may run in the chroot while it is unmounted
-                stuck = mounts.unmount_all()
-                if stuck:
-                    checks.note(arch, f"could not unmount {', '.join(stuck)} (detached lazily)")
+            if checks.run(arch, "chroot on an overlay of the image", pi.start):
+                if arch == "arm64":
+                    arm64_checks(pi, checks, not args.skip_suites)
+                else:
+                    armhf_checks(pi, checks)
         finally:
-            if arch != "arm64":
-                quiet.set()
+            pi.stop()  # nothing may run in the chroot while it is unmounted
+            stuck = mounts.unmount_all()
+            if stuck:
+                checks.note(arch, f"could not unmount {', '.join(stuck)} (detached lazily)")
 
     threads = [threading.Thread(target=run_arch, args=(a,), name=a) for a in arches]
-    if "armhf" not in arches:
-        quiet.set()
     try:
         need_root()
         install_host_tools(arches)
