@@ -17,7 +17,7 @@ from i18n import msgfmt
 
 # Any text a message may hold: quotes, backslashes, tabs, newlines, Thai marks, Han, emoji.
 TEXT = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\x04\r"),
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\x04"),
     min_size=1,
     max_size=30,
 )
