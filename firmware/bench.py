@@ -35,6 +35,7 @@ from firmware.commandline import check_outputs, whole_number, whole_number_from
 from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
 from firmware.jam import MAX_SEED
+from firmware.pins import pins_label
 from i18n import N_, _, ngettext, number, percent
 from i18n.layout import columns, rjust
 
@@ -252,8 +253,10 @@ def summarise(
     elapsed_s: float,
     pulses: Sequence[tuple[int, int]] = (),
     stopped: str | None = None,
+    pins: str | None = None,
 ) -> dict[str, Any]:
-    """The bench's summary as a JSON-able dict (``format_summary`` prints it)."""
+    """The bench's summary as a JSON-able dict (``format_summary`` prints it). ``mock``: the
+    pins are simulated, with the plant; ``pins`` names them (``pins.pins_label``)."""
     bursts = [r for r in records if r.spinup_ms is not None and r.planned > 0]
     intervals = [i for r in records for i in r.intervals]
     timing_values: dict[str, list[float]] = {
@@ -287,7 +290,7 @@ def summarise(
         }
     summary: dict[str, Any] = {
         "config": config_path,
-        "pins": "mock" if mock else "gpio",
+        "pins": pins or ("mock" if mock else "gpio"),
         "ejector": config.ejector.kind,
         "mode": mode,
         "seed": config.jam.seed,  # 0: the jam model was seeded afresh (not repeatable)
@@ -602,6 +605,7 @@ def run_bench(
         config=config,
         config_path=config_path,
         mock=plant is not None,
+        pins=pins_label(factory, simulated=plant is not None),
         mode=mode,
         elapsed_s=elapsed,
         pulses=recorder.pulses,
@@ -725,11 +729,11 @@ def _bench(args: argparse.Namespace) -> int:
                 "or bench the simulated box with --mock"
             ) from None
     try:
-        factory = make_factory(mock=mock)
+        factory = make_factory(mock=mock)  # a library that cannot drive the pins: one line
         plant = None
-        if mock:
-            from firmware.plant import Plant
+        from firmware.plant import Plant, world_of
 
+        if world_of(factory) is not None:  # mock pins, or the simulated chip of tests/pi-check
             plant = Plant(cfg.plant, factory, cfg.pins, kind=cfg.ejector.kind)
         total = args.presses if args.cards is None else args.cards
         unit = "cards" if args.cards is not None else "presses"

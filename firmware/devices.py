@@ -9,6 +9,11 @@ the loop (as a Klipper MCU stops a stepper on its endstop trigger without asking
 late loop, on a busy Pi, cannot let the roller feed cards beyond the plan; a roller that coasts
 on is counted by the loop's settle window (the fire's ``extra``).
 
+Input events carry the time of their edge: where the pin factory stamps edges (lgpio: the
+kernel's timestamp of each one, ``pins.stamps_edges``) a card or a press is dated by that stamp,
+brought onto the loop's clock (:func:`edge_time`), so a busy CPU that runs the callback late does
+not move the bench's card times; elsewhere the loop stamps the event when it is posted.
+
 Every power output (ejector motor, solenoid, flywheel) reports each off-to-on and on-to-off change
 to a :class:`Guard`; the daemon's guard arms a ``max_on_ms`` deadline with the loop, which forces
 the output off and latches ``fault`` when it passes. The guard is told *before* the pin goes high so
@@ -37,12 +42,32 @@ from gpiozero import (
 from gpiozero.tones import Tone
 
 from firmware.light import make_backend
-from firmware.pins import is_mock
+from firmware.pins import is_mock, pin_failure, stamps_edges
 
 log = logging.getLogger(__name__)
 
 Post = Callable[..., None]
-"""``post(kind, **data)`` of the loop."""
+"""``post(kind, at_ns=None, **data)`` of the loop."""
+
+# An edge reported older than this is no edge of ours: its ticks are on another clock (an lgpio
+# built to stamp edges with CLOCK_REALTIME), so the callback's own time is used instead.
+MAX_EDGE_AGE_S = 10.0
+
+
+def edge_time(device: Any, active: bool, clock: Callable[[], int]) -> int:
+    """When ``device`` (a gpiozero input in its ``when_activated``/``when_deactivated``
+    callback) changed, on ``clock``.
+
+    gpiozero keeps the ticks the pin factory reported with the change (lgpio: the kernel's stamp
+    of the edge) and measures ``active_time``/``inactive_time`` from them with the factory's own
+    clock. Now on ``clock`` minus that age is the edge on ``clock``: no assumption that the two
+    clocks are the same one (the loop's may be a test's ``FakeClock``). Falls back to now when
+    there is no age or it cannot be the age of this edge."""
+    now = clock()
+    age = device.active_time if active else device.inactive_time
+    if age is None or not 0.0 <= age < MAX_EDGE_AGE_S:
+        return now
+    return now - round(age * 1e9)
 
 
 class Guard(Protocol):
@@ -83,10 +108,18 @@ class _Part:
 
 
 class BigButton(_Part):
-    """The big UNO button: a press posts ``button``; holding it ``hold_s`` posts ``hold``."""
+    """The big UNO button: a press posts ``button`` (dated by its edge where the factory stamps
+    edges and a ``clock`` is given); holding it ``hold_s`` posts ``hold``."""
 
     def __init__(
-        self, pin: int, *, factory: Any, post: Post, hold_s: float, debounce_ms: int
+        self,
+        pin: int,
+        *,
+        factory: Any,
+        post: Post,
+        hold_s: float,
+        debounce_ms: int,
+        clock: Callable[[], int] | None = None,
     ) -> None:
         super().__init__()
         self.button = self._own(
@@ -99,7 +132,13 @@ class BigButton(_Part):
             )
         )
         # Nothing but a post in a callback: the loop thread does the work.
-        self.button.when_pressed = lambda: post("button")
+        if clock is not None and stamps_edges(factory):
+            stamp = clock
+            self.button.when_pressed = lambda: post(
+                "button", at_ns=edge_time(self.button, True, stamp)
+            )
+        else:
+            self.button.when_pressed = lambda: post("button")
         self.button.when_held = lambda: post("hold")
 
     @property
@@ -110,7 +149,8 @@ class BigButton(_Part):
 
 class ExitSensor(_Part):
     """Card-exit beam: active while a card breaks it. A rising edge posts ``card``, a falling
-    edge ``beam_clear``."""
+    edge ``beam_clear``; with a ``clock``, each card is dated by its edge where the factory
+    stamps edges (else by the callback's time on ``clock``)."""
 
     def __init__(
         self, pin: int, *, factory: Any, post: Post, clock: Callable[[], int] | None = None
@@ -124,13 +164,17 @@ class ExitSensor(_Part):
         self._recent: deque[tuple[int, int]] = deque(maxlen=64)
         self._cutoff: tuple[int, Callable[[], None]] | None = None
         self.device = self._own(DigitalInputDevice(pin, pull_up=False, pin_factory=factory))
+        edge_stamped = stamps_edges(factory)
 
         def crossed() -> None:
+            at_ns = None
+            if self._clock is not None:
+                at_ns = edge_time(self.device, True, self._clock) if edge_stamped else self._clock()
             with self._lock:
                 self.edges += 1
                 edge = self.edges
-                if self._clock is not None:
-                    self._recent.append((edge, self._clock()))
+                if at_ns is not None:
+                    self._recent.append((edge, at_ns))
                 stop = None
                 if self._cutoff is not None and edge >= self._cutoff[0]:
                     stop, self._cutoff = self._cutoff[1], None
@@ -139,7 +183,7 @@ class ExitSensor(_Part):
                     stop()  # the last planned card: the feed stops now, not when the loop gets here
                 except Exception:
                     log.exception("feed cutoff failed (the loop stops the feed)")
-            post("card", edge=edge)
+            post("card", at_ns=at_ns, edge=edge)
 
         self.device.when_activated = crossed
         self.device.when_deactivated = lambda: post("beam_clear")
@@ -486,7 +530,9 @@ class Aim(_Part):
 class Devices:
     """All devices of the box built from a config. ``close()`` turns every output off first.
 
-    Optional parts are None when their pin is not configured.
+    Optional parts are None when their pin is not configured. A part the pin library refuses (a
+    pin another program holds, a pin library error) closes what was built and raises one line
+    naming its ``[pins]`` key and GPIO (``pins.pin_failure``).
     """
 
     def __init__(
@@ -495,7 +541,8 @@ class Devices:
         self.factory = factory
         self.closed = False
         self._parts: list[_Part] = []
-        pins, limits = config.pins, config.limits
+        self._pins = pins = config.pins
+        limits = config.limits
         self.ejector: MotorEjector | SolenoidEjector
         self.flywheel: Flywheel | None = None
         self.led: ButtonLed | None = None
@@ -508,18 +555,20 @@ class Devices:
             # Outputs first so they are low before any input can post an event.
             if config.ejector.kind == "motor":
                 self.ejector = self._add(
-                    MotorEjector(
+                    ("ejector_forward", "ejector_backward", "ejector_enable"),
+                    lambda: MotorEjector(
                         pins.ejector_forward,
                         pins.ejector_backward,
                         pins.ejector_enable,
                         factory=factory,
                         guard=guard,
                         max_on_ms=limits.ejector_max_on_ms,
-                    )
+                    ),
                 )
             else:
                 self.ejector = self._add(
-                    SolenoidEjector(
+                    ("ejector_forward",),
+                    lambda: SolenoidEjector(
                         pins.ejector_forward,
                         factory=factory,
                         guard=guard,
@@ -529,62 +578,86 @@ class Devices:
                         duty_max=limits.solenoid_duty_max,
                         window_ms=limits.solenoid_duty_window_ms,
                         clock=clock,
-                    )
+                    ),
                 )
             if pins.flywheel is not None:
                 self.flywheel = self._add(
-                    Flywheel(
+                    ("flywheel",),
+                    lambda: Flywheel(
                         pins.flywheel,
                         factory=factory,
                         guard=guard,
                         max_on_ms=limits.flywheel_max_on_ms,
-                    )
+                    ),
                 )
             if pins.button_led is not None:
-                self.led = self._add(ButtonLed(pins.button_led, factory=factory))
+                self.led = self._add(
+                    ("button_led",), lambda: ButtonLed(pins.button_led, factory=factory)
+                )
             if pins.buzzer is not None:
                 self.buzzer = self._add(
-                    Buzzer(pins.buzzer, factory=factory, tone=config.feedback.buzzer_tone)
+                    ("buzzer",),
+                    lambda: Buzzer(pins.buzzer, factory=factory, tone=config.feedback.buzzer_tone),
                 )
             # The colour light (RGB or WS2812; None without one): off and closed with the rest.
-            self.light = make_backend(pins, config.light, factory=factory, mock=is_mock(factory))
-            if self.light is not None:
-                self._add(self.light)
+            self.light = self._add(
+                ("light_red", "light_green", "light_blue", "light_data"),
+                lambda: make_backend(pins, config.light, factory=factory, mock=is_mock(factory)),
+            )
             if pins.servo is not None:
                 self.aim = self._add(
-                    Aim(
+                    ("servo",),
+                    lambda: Aim(
                         pins.servo,
                         factory=factory,
                         min_angle=config.servo.min_angle,
                         max_angle=config.servo.max_angle,
                         seat_angles=config.servo.seat_angles,
-                    )
+                    ),
                 )
             self.sensor = self._add(
-                ExitSensor(pins.sensor, factory=factory, post=post, clock=clock)
+                ("sensor",),
+                lambda: ExitSensor(pins.sensor, factory=factory, post=post, clock=clock),
             )
             if pins.hopper_empty is not None:
                 self.hopper_empty = self._add(
-                    Switch("hopper_empty", pins.hopper_empty, factory=factory, post=post)
+                    ("hopper_empty",),
+                    lambda: Switch("hopper_empty", pins.hopper_empty, factory=factory, post=post),
                 )
             if pins.door is not None:
-                self.door = self._add(Switch("door", pins.door, factory=factory, post=post))
+                self.door = self._add(
+                    ("door",), lambda: Switch("door", pins.door, factory=factory, post=post)
+                )
             self.button = self._add(
-                BigButton(
+                ("button",),
+                lambda: BigButton(
                     pins.button,
                     factory=factory,
                     post=post,
                     hold_s=config.timing.hold_clear_s,
                     debounce_ms=config.timing.debounce_ms,
-                )
+                    clock=clock,
+                ),
             )
         except Exception:
             self.close()
             raise
         self._output_pins = dict(pins.outputs())
 
-    def _add(self, part: Any) -> Any:
-        self._parts.append(part)
+    def _add(self, names: tuple[str, ...], build: Callable[[], Any]) -> Any:
+        """Build the part wired to ``[pins]`` ``names`` and keep it (None: nothing to keep)."""
+        try:
+            part = build()
+        except Exception as exc:
+            fitted = {
+                n: getattr(self._pins, n) for n in names if getattr(self._pins, n) is not None
+            }
+            failure = pin_failure(exc, self.factory, fitted)
+            if failure is None:
+                raise
+            raise failure from exc
+        if part is not None:
+            self._parts.append(part)
         return part
 
     def power_outputs(self) -> list[_Guarded]:

@@ -1,7 +1,8 @@
 """The event loop: one control thread, a thread-safe queue and loop-kept timers.
 
 Everything that happens to the box (a button edge on a gpiozero thread, a command from the serial
-reader, a signal) is ``post()``-ed here as an :class:`Event` stamped with ``time.monotonic_ns()``.
+reader, a signal) is ``post()``-ed here as an :class:`Event` stamped with ``time.monotonic_ns()``
+(or with the time the edge happened, when the pin library stamps its edges: ``at_ns``).
 Only the loop thread runs handlers, so only it touches the state machine and the outputs.
 
 Timers are deadlines kept by the loop and waited for with ``queue.get(timeout=...)``: no timer
@@ -95,9 +96,10 @@ class Loop:
 
     # -- any thread --------------------------------------------------------------------------
 
-    def post(self, kind: str, **data: Any) -> None:
-        """Queue an event from any thread; stamped now with the loop's clock."""
-        self._queue.put(Event(kind, self.clock(), data))
+    def post(self, kind: str, /, *, at_ns: int | None = None, **data: Any) -> None:
+        """Queue an event from any thread, stamped now with the loop's clock, or ``at_ns`` when
+        the caller knows when it happened on that clock (an input edge the kernel stamped)."""
+        self._queue.put(Event(kind, self.clock() if at_ns is None else at_ns, data))
 
     def start(self) -> None:
         """Run the loop on its own (daemon) thread."""

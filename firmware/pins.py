@@ -1,9 +1,11 @@
-"""Pin factory choice and the pins lock.
+"""Pin factory choice, what a factory gives (edge stamps, a name), its failures, and the pins lock.
 
 The daemon passes one pin factory explicitly to every device (never the global default), so a test,
-the bench and the daemon can each hold their own factory. On a Pi gpiozero picks lgpio (Pi 5) or
-RPi.GPIO; with ``--mock`` (or ``GPIOZERO_PIN_FACTORY=mock``) it is gpiozero's ``MockFactory`` with
-PWM-capable pins, which the plant (``firmware/plant.py``) drives like the real mechanism.
+the bench and the daemon can each hold their own factory. On a Pi gpiozero picks lgpio (Pi 5,
+Bookworm) or RPi.GPIO; with ``--mock`` (or ``GPIOZERO_PIN_FACTORY=mock``) it is gpiozero's
+``MockFactory`` with PWM-capable pins, which the plant (``firmware/plant.py``) drives like the real
+mechanism. A factory or a pin that cannot be had is one line (hardware/gpio.md): the library
+missing, not a Pi, the GPIO chip refused, a pin another program holds.
 
 ``claim_pins()`` takes an exclusive lock so two programs (``launcher run`` and ``launcher bench``)
 never drive the same header at once.
@@ -15,11 +17,12 @@ import contextlib
 import fcntl
 import logging
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
-from firmware.errors import LauncherError
+from firmware.errors import LauncherError, UsageError
 
 LOCK_NAME = "launcher-pins.lock"
 KEEP_PIN_STATES = 64  # newest states a mock pin remembers (gpiozero's own keeps every one)
@@ -40,10 +43,29 @@ def is_mock(factory: Any) -> bool:
     return isinstance(factory, MockFactory)
 
 
+def pins_label(factory: Any, *, simulated: bool = False) -> str:
+    """How a status line names the pins: ``mock``, ``lgpio``, ``rpigpio``, ``native``, ...; a
+    simulated chip under a real backend (tests, pi-check) says so: ``lgpio, simulated chip``."""
+    if is_mock(factory):
+        return "mock"
+    name = type(factory).__name__.removesuffix("Factory").lower()
+    return f"{name}, simulated chip" if simulated else name
+
+
+def stamps_edges(factory: Any) -> bool:
+    """True when ``factory``'s pins hand gpiozero the time the kernel stamped on each input edge
+    (lgpio: each alert's timestamp, CLOCK_MONOTONIC), so an input device's ``active_time`` read
+    in its callback is the age of the edge, however late the callback runs. Elsewhere (mock
+    pins, RPi.GPIO, native) the callback's own time is the best there is."""
+    return any(cls.__module__ == "gpiozero.pins.lgpio" for cls in type(factory).__mro__)
+
+
 def make_factory(*, mock: bool) -> Any:
     """Return a new pin factory: ``MockFactory(pin_class=MockPWMPin)`` or gpiozero's default.
 
-    Raises LauncherError (one line) when no real GPIO library can be loaded.
+    Raises one line: UsageError (exit 2) when ``GPIOZERO_PIN_FACTORY`` names no pin factory;
+    LauncherError (exit 1) when the one it names, or every one gpiozero tries, cannot drive
+    the pins here (library missing, not a Raspberry Pi, ``/dev/gpiochip*`` not allowed).
     """
     if mock:
         from gpiozero.pins.mock import MockFactory
@@ -52,6 +74,14 @@ def make_factory(*, mock: bool) -> Any:
     from gpiozero import Device
     from gpiozero.exc import BadPinFactory, PinFactoryFallback
 
+    named = os.environ.get("GPIOZERO_PIN_FACTORY")
+    if named is not None:
+        known = factory_names()
+        if named.strip().lower() not in known:
+            raise UsageError(
+                f"GPIOZERO_PIN_FACTORY={named!r} names no pin factory; use one of "
+                f"{', '.join(sorted(known))}, or unset it to let gpiozero choose"
+            )
     with warnings.catch_warnings(record=True) as fallbacks:
         # gpiozero warns once per library it tries and cannot load; collected here so the
         # user reads one line (the error below, or one log line naming what was skipped).
@@ -61,8 +91,15 @@ def make_factory(*, mock: bool) -> Any:
             factory = Device._default_pin_factory()
         except BadPinFactory:
             factory = None
+        except Exception as exc:
+            # A factory named in GPIOZERO_PIN_FACTORY is loaded without gpiozero's fallbacks,
+            # so its own failure arrives here.
+            raise LauncherError(
+                f"GPIOZERO_PIN_FACTORY={named}: {library_failure(exc)}; unset it to let "
+                "gpiozero choose, or use --mock"
+            ) from None
     tried = "; ".join(
-        str(w.message).removeprefix("Falling back from ")
+        _fallback_reason(str(w.message).removeprefix("Falling back from "))
         for w in fallbacks
         if issubclass(w.category, PinFactoryFallback)
     )
@@ -74,6 +111,97 @@ def make_factory(*, mock: bool) -> Any:
     if tried:
         log.info("GPIO: using %s after trying %s", type(factory).__name__, tried)
     return factory
+
+
+def factory_names() -> set[str]:
+    """The pin factories gpiozero knows (its ``gpiozero_pin_factories`` entry points)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name.lower() for ep in entry_points(group="gpiozero_pin_factories")}
+
+
+CHIP_DENIED = (
+    "cannot open the GPIO chip /dev/gpiochip*: it is missing, or this user may not use it "
+    "(add it to the gpio group)"
+)
+NOT_A_PI = (
+    "this is not a Raspberry Pi (gpiozero finds no board revision in /proc/device-tree "
+    "or /proc/cpuinfo)"
+)
+
+
+def library_failure(exc: BaseException) -> str:
+    """Why a pin library failed, in one line: its module missing, not a Pi, the GPIO chip not
+    allowed, or the library's own words."""
+    from gpiozero.exc import PinUnknownPi
+
+    if isinstance(exc, ImportError):
+        missing = getattr(exc, "name", None)
+        return f"the {missing} module is not installed" if missing else _one_line(exc)
+    if isinstance(exc, PinUnknownPi):
+        return NOT_A_PI
+    if isinstance(exc, PermissionError):
+        where = f" on {exc.filename}" if exc.filename else ""
+        return f"permission denied{where} (add this user to the gpio group)"
+    text = _one_line(exc)
+    if text == "can not open gpiochip":  # lgpio: open() of /dev/gpiochipN failed
+        return CHIP_DENIED
+    return text
+
+
+def _fallback_reason(text: str) -> str:
+    # gpiozero's "lgpio: 'can not open gpiochip'" said as library_failure says it.
+    name, _, reason = text.partition(": ")
+    reason = reason.strip("'\"")
+    if reason == "can not open gpiochip":
+        return f"{name}: {CHIP_DENIED}"
+    if reason.startswith("unable to locate Pi revision"):  # gpiozero's PinUnknownPi
+        return f"{name}: {NOT_A_PI}"
+    if reason.startswith("No module named "):
+        module = reason.removeprefix("No module named ").strip("'")
+        return f"{name}: the {module} module is not installed"
+    return text
+
+
+def _one_line(exc: BaseException) -> str:
+    # lgpio's error quotes its text (its __str__ is repr(text)); the first line of anything.
+    text = str(exc).strip().strip("'\"").splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _refuses(factory: Any, number: int) -> bool:
+    try:
+        factory.pin(number)
+    except Exception:
+        return True
+    return False
+
+
+def pin_failure(exc: BaseException, factory: Any, pins: dict[str, int]) -> LauncherError | None:
+    """The one-line error for a part of the box whose ``pins`` (``[pins]`` name -> GPIO) the pin
+    library refused while it was being built, or None when ``exc`` is not a pin library's
+    refusal (a bug, which keeps its traceback).
+
+    Which of a part's pins failed is found by asking the factory for each again, in order: the
+    ones already built come back, the refused one refuses again."""
+    from gpiozero.exc import GPIOZeroError
+
+    library_error = getattr(sys.modules.get("lgpio"), "error", None)
+    refusals: tuple[type[BaseException], ...] = (GPIOZeroError, OSError, RuntimeError)
+    if isinstance(library_error, type) and issubclass(library_error, BaseException):
+        refusals += (library_error,)
+    if isinstance(exc, LauncherError) or not isinstance(exc, refusals):
+        return None
+    first = next(iter(pins.items()), ("?", -1))
+    name, number = next(((n, pin) for n, pin in pins.items() if _refuses(factory, pin)), first)
+    reason = library_failure(exc)
+    if reason == "GPIO busy":  # lgpio: the kernel's EBUSY, another request holds the line
+        return LauncherError(
+            f"GPIO {number} ([pins] {name}) is busy: another program holds it (a second "
+            "launcher, gpioset or gpiomon, a device-tree overlay); stop it or wire "
+            f"{name} to another pin"
+        )
+    return LauncherError(f"GPIO {number} ([pins] {name}) cannot be used: {reason}")
 
 
 def _bounded_mock_pin() -> type:

@@ -1,4 +1,4 @@
-"""The plant: a simulated card mechanism attached to gpiozero mock pins.
+"""The plant: a simulated card mechanism attached to simulated pins.
 
 It plays the part of the physical box for tests and the demo. It watches the ejector output pins
 (the feed motor's IN1/IN2/EN, or the solenoid gate) and drives the input pins the way the real
@@ -10,7 +10,10 @@ when it runs out, keeps the door shut, and can be told to misbehave: ``misfeed(n
 cards after it stops) and ``push_card()`` (a card crosses the beam with nothing driving it).
 
 The plant is "the world", so it keeps its own time on its own thread, independent of the daemon's
-loop. Nothing else in the firmware imports it.
+loop. It reaches the pins through their world side (:func:`world_of`): gpiozero's mock pins
+(``--mock``), or the simulated gpiochip that tests and ``make pi-check`` put under gpiozero's own
+lgpio backend (``tests/simchip``). Real pins have none, so there is no plant on a real box.
+Nothing else in the firmware imports it but the commands that build one (``run``, ``bench``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,71 @@ log = logging.getLogger(__name__)
 _MS = 1_000_000
 KEEP_HISTORY = 2_000  # newest crossings and output changes kept (a soak runs for days)
 KEEP_LOADS = 64  # tokens of the newest loads, so a load retried after a crash is not doubled
+
+
+class MockHeader:
+    """The world side of gpiozero's ``MockFactory`` pins: what drives an input and watches an
+    output from outside (the simulated chip of ``tests/simchip`` has the same four methods)."""
+
+    def __init__(self, factory: Any) -> None:
+        self.factory = factory
+        self._patched: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+    def drive(self, number: int, high: bool) -> None:
+        """Drive input ``number`` high or low (an output is the box's to drive: unchanged)."""
+        pin = self.factory.pin(number)
+        if pin.function != "input":
+            return
+        if high:
+            pin.drive_high()
+        else:
+            pin.drive_low()
+
+    def value(self, number: int) -> float:
+        """What pin ``number`` does now (a PWM output's duty, 0-1)."""
+        return float(self.factory.pin(number).state or 0)
+
+    def watch(self, number: int, fn: Callable[[float], None]) -> None:
+        """Call ``fn(value)`` when output ``number`` changes."""
+        # Mock output pins have no change callback; wrap this one pin object's state change
+        # (an instance attribute, so nothing else in gpiozero is affected).
+        pin = self.factory.pin(number)
+        original = pin._change_state
+
+        def changed(value: Any, _original: Any = original) -> bool:
+            result = _original(value)
+            if result:
+                fn(float(value))
+            return bool(result)
+
+        pin._change_state = changed
+        self._patched[(number, id(fn))] = (pin, original)
+
+    def unwatch(self, number: int, fn: Callable[[float], None]) -> None:
+        """Stop calling ``fn``."""
+        pin, _original = self._patched.pop((number, id(fn)), (None, None))
+        if pin is not None:
+            with contextlib.suppress(AttributeError):
+                # Restore the class method (the instance attribute shadowed it).
+                del pin._change_state
+
+
+def world_of(factory: Any) -> Any | None:
+    """The world side of ``factory``'s pins, which a plant drives: :class:`MockHeader` for
+    gpiozero's mock pins; the simulated chip for gpiozero's lgpio backend over
+    ``tests/simchip``'s ``lgpio`` (its ``plant_side``, which the real lgpio does not have);
+    None for real pins."""
+    import sys
+
+    from gpiozero.pins.mock import MockFactory
+
+    if isinstance(factory, MockFactory):
+        return MockHeader(factory)
+    if type(factory).__module__ == "gpiozero.pins.lgpio":
+        side = getattr(sys.modules.get("lgpio"), "plant_side", None)
+        if callable(side):
+            return side(factory.chip)
+    return None
 
 
 def read_state(path: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -79,9 +147,10 @@ class Plant:
     """Simulated mechanism on mock pins; see the module docstring. A context manager.
 
     ``config`` is the ``[plant]`` section, ``pins`` the ``[pins]`` section, ``factory`` the
-    ``MockFactory`` the daemon's devices use. ``kind`` is the ejector kind ("motor" or
-    "solenoid"; guessed from the pins when not given). Call ``start()`` after the devices exist
-    (their pull-ups would otherwise override what the plant drives).
+    simulated pins' factory the daemon's devices use (``MockFactory``, or gpiozero's
+    ``LGPIOFactory`` over the simulated chip: :func:`world_of`). ``kind`` is the ejector kind
+    ("motor" or "solenoid"; guessed from the pins when not given). Call ``start()`` after the
+    devices exist (their pull-ups would otherwise override what the plant drives).
     """
 
     def __init__(
@@ -96,6 +165,10 @@ class Plant:
     ) -> None:
         self.config = config
         self.factory = factory
+        header = world_of(factory)
+        if header is None:
+            raise ValueError(f"a plant needs simulated pins, not {type(factory).__name__}")
+        self.header = header
         self.pins = pins
         self.kind = kind or ("motor" if pins.ejector_backward is not None else "solenoid")
         self.clock = clock
@@ -111,7 +184,7 @@ class Plant:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopped = False
-        self._patched: list[tuple[Any, Any]] = []
+        self._watching: list[tuple[int, Callable[[float], None]]] = []
         # mechanism state (guarded by _cond)
         self._running_since: int | None = None  # motor forward since
         self._next_card: int | None = None
@@ -137,9 +210,13 @@ class Plant:
         if self._thread is not None:
             return self
         for name, number in self._pin_names.items():
-            pin = self.factory.pin(number)
-            self._values[name] = float(pin.state or 0)
-            self._watch(name, pin)
+            self._values[name] = self.header.value(number)
+
+            def changed(value: float, _name: str = name) -> None:
+                self._output_changed(_name, value)
+
+            self.header.watch(number, changed)
+            self._watching.append((number, changed))
         with self._cond:
             self._update_motion(self.clock())
             self._drive_inputs()
@@ -155,12 +232,9 @@ class Plant:
             self._cond.notify_all()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
-        for pin, original in self._patched:
-            with contextlib.suppress(AttributeError):
-                # Restore the class method (the instance attribute shadowed it).
-                del pin._change_state
-            del original
-        self._patched.clear()
+        for number, fn in self._watching:
+            self.header.unwatch(number, fn)
+        self._watching.clear()
 
     close = stop
 
@@ -290,20 +364,6 @@ class Plant:
 
     # -- pins ----------------------------------------------------------------------------------
 
-    def _watch(self, name: str, pin: Any) -> None:
-        # Mock output pins have no change callback; wrap this one pin object's state change
-        # (an instance attribute, so nothing else in gpiozero is affected).
-        original = pin._change_state
-
-        def changed(value: Any, _original: Any = original, _name: str = name) -> bool:
-            result = _original(value)
-            if result:
-                self._output_changed(_name, float(value))
-            return bool(result)
-
-        pin._change_state = changed
-        self._patched.append((pin, original))
-
     def _output_changed(self, name: str, value: float) -> None:
         with self._cond:
             now = self.clock()
@@ -361,22 +421,14 @@ class Plant:
         return int(max(ms, 1.0) * _MS)
 
     def _drive_sensor(self, high: bool) -> None:
-        pin = self.factory.pin(self.pins.sensor)
-        if pin.function != "input":
-            return
-        if high:
-            pin.drive_high()
-        else:
-            pin.drive_low()
+        self.header.drive(self.pins.sensor, high)
 
     def _drive_inputs(self) -> None:
         # Switches to ground: active (closed) = low.
         if self.pins.hopper_empty is not None:
-            pin = self.factory.pin(self.pins.hopper_empty)
-            pin.drive_low() if self.hopper <= 0 else pin.drive_high()
+            self.header.drive(self.pins.hopper_empty, self.hopper > 0)
         if self.pins.door is not None:
-            pin = self.factory.pin(self.pins.door)
-            pin.drive_high() if self._door_open else pin.drive_low()
+            self.header.drive(self.pins.door, self._door_open)
         if self._stuck is not None:
             self._drive_sensor(self._stuck)
         elif self._beam_until is None:

@@ -64,7 +64,7 @@ def _console(daemon: Daemon, out: Callable[[dict], None]) -> None:
 def _run(args: argparse.Namespace) -> int:
     from firmware import config as config_mod
     from firmware import notify
-    from firmware.pins import claim_pins, make_factory, mock_requested
+    from firmware.pins import claim_pins, make_factory, mock_requested, pins_label
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -132,16 +132,21 @@ def _run(args: argparse.Namespace) -> int:
 
     # Real pins are exclusive: `launcher bench` must not drive them while we run.
     pins_lock = None if mock else claim_pins()
-    factory = make_factory(mock=mock)
-    plant = None
-    if mock:
-        from firmware.plant import Plant
+    try:
+        factory = make_factory(mock=mock)  # a library that cannot drive the pins: one line
+        plant = None
+        from firmware.plant import Plant, world_of
 
-        plant = Plant(
-            cfg.plant, factory, cfg.pins, state_path=args.plant_state, kind=cfg.ejector.kind
-        )
+        if world_of(factory) is not None:  # mock pins, or the simulated chip of tests/pi-check
+            plant = Plant(
+                cfg.plant, factory, cfg.pins, state_path=args.plant_state, kind=cfg.ejector.kind
+            )
+        daemon = Daemon(cfg, factory=factory, journal=journal, plant=plant, config_path=str(path))
+    except BaseException:
+        if pins_lock is not None:
+            pins_lock.release()
+        raise
     printer: _Printer | None = _Printer() if args.console else None
-    daemon = Daemon(cfg, factory=factory, journal=journal, plant=plant, config_path=str(path))
     daemon.set_watchdog(notify.watchdog_interval(), notify.watchdog)
     if sound_log is not None and daemon.sound.sink is not None:
         daemon.sound.sink.log_to(sound_log)  # the demo's transcript of what would have played
@@ -159,9 +164,8 @@ def _run(args: argparse.Namespace) -> int:
         if printer is not None:
             printer.start()
             threading.Thread(target=_console, args=(daemon, printer.put), daemon=True).start()
-        notify.ready(
-            f"{daemon.state}; {cfg.ejector.kind} ejector; {'mock' if mock else 'gpio'} pins"
-        )
+        pins = pins_label(factory, simulated=plant is not None)
+        notify.ready(f"{daemon.state}; {cfg.ejector.kind} ejector; {pins} pins")
         log.info("ready: state %s, hopper %s", daemon.state, daemon.hopper.count)
         while not stop_requested:
             if select.select([wake_r], [], [], 0.5)[0]:
@@ -180,10 +184,11 @@ def _run(args: argparse.Namespace) -> int:
         if link is not None:
             link.stop()
         states = daemon.pin_states()
-        log.info(
-            "outputs at exit: %s",
-            " ".join(f"{name}={value:g}" for name, value in sorted(states.items())) or "none",
-        )
+        if daemon.devices is not None:  # (a box that could not build its parts drove nothing)
+            log.info(
+                "outputs at exit: %s",
+                " ".join(f"{name}={value:g}" for name, value in sorted(states.items())) or "none",
+            )
         if printer is not None:
             printer.put({"type": "exit", "outputs": states})
             printer.stop()

@@ -56,6 +56,52 @@ def mock_factory() -> Iterator[object]:
         Device.pin_factory = previous
 
 
+@pytest.fixture
+def simulated_chip() -> Iterator[object]:
+    """``/dev/gpiochip0`` of a simulated Pi 4 (tests/simchip), ``import lgpio`` its module, for
+    the test; afterwards no callback may have raised (it would have ended lgpio's alert thread)."""
+    from tests import simchip
+    from tests.simchip import lgpio as sim
+
+    with simchip.installed() as chip:
+        yield chip
+        assert sim.alert_errors() == []
+
+
+@pytest.fixture
+def lgpio_factory(simulated_chip: object) -> Iterator[object]:
+    """gpiozero's own ``LGPIOFactory`` on the simulated chip; closed after the test."""
+    from gpiozero.pins.lgpio import LGPIOFactory
+
+    factory = LGPIOFactory()
+    try:
+        yield factory
+    finally:
+        factory.close()
+        # gpiozero keeps the reservation of a device whose pin refused to open (GPIODevice
+        # reserves before it opens), in a table every LocalPiFactory shares: a test that
+        # provoked a refusal must not leave its pins "in use" for the next one.
+        type(factory)._reservations.clear()
+
+
+PIN_FACTORIES = ("mock", "lgpio")
+"""The pin factories a behaviour test runs on: ``pytest.mark.parametrize("pins", PIN_FACTORIES,
+indirect=True)``."""
+
+
+@pytest.fixture
+def pins(request: pytest.FixtureRequest) -> str:
+    """Which pin factory the test's box uses: ``mock`` unless the test is parametrized."""
+    return str(getattr(request, "param", "mock"))
+
+
+@pytest.fixture
+def pin_factory(pins: str, request: pytest.FixtureRequest) -> object:
+    """The pin factory ``pins`` names: MockFactory, or gpiozero's LGPIOFactory on the simulated
+    chip."""
+    return request.getfixturevalue("mock_factory" if pins == "mock" else "lgpio_factory")
+
+
 def run_main(
     main: Callable[[list[str]], int], argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, str]:

@@ -82,7 +82,8 @@ def make_config(tmp_path: Path) -> Callable[..., Any]:
 
 
 class Box:
-    """A started daemon on mock pins with its plant, plus helpers for tests."""
+    """A started daemon on simulated pins (mock, or lgpio on the simulated chip) with its plant,
+    plus helpers for tests."""
 
     def __init__(self, daemon: Any, plant: Any, factory: Any, config: Any) -> None:
         self.daemon = daemon
@@ -129,8 +130,12 @@ class Box:
         return self.daemon.wait_for(lambda e: e["kind"] == kind, timeout)
 
     def pin(self, name: str) -> Any:
-        """The mock pin wired to ``[pins] name``."""
+        """The gpiozero pin wired to ``[pins] name`` (a mock pin on mock pins)."""
         return self.factory.pin(getattr(self.config.pins, name))
+
+    def drive(self, name: str, high: bool) -> None:
+        """The world drives the input wired to ``[pins] name`` (the button: low is pressed)."""
+        self.plant.header.drive(getattr(self.config.pins, name), high)
 
     def outputs(self) -> dict[str, float]:
         """Output pin states (0 = off)."""
@@ -144,22 +149,23 @@ class Box:
 
     def hold_button(self, timeout: float = WAIT) -> None:
         """Hold the big button until the hold fires, then release it."""
-        pin = self.pin("button")
         events = self.daemon.events
         after = events[-1]["seq"] if events else 0
-        pin.drive_low()
+        self.drive("button", False)
         try:
             self.daemon.wait_for(
                 lambda e: e["seq"] > after and e["kind"] == "state" and e["why"] == "long press",
                 timeout,
             )
         finally:
-            pin.drive_high()
+            self.drive("button", True)
 
 
 @pytest.fixture
-def make_box(mock_factory: Any, make_config: Callable[..., Any], tmp_path: Path) -> Iterator[Any]:
-    """``make_box(overrides, journal=, plant_state=) -> Box``, started; stopped after the test."""
+def make_box(pin_factory: Any, make_config: Callable[..., Any], tmp_path: Path) -> Iterator[Any]:
+    """``make_box(overrides, journal=, plant_state=) -> Box``, started; stopped after the test.
+    On mock pins, or on the simulated chip's lgpio where the module is parametrized over
+    ``PIN_FACTORIES``."""
     from firmware.daemon import Daemon
     from firmware.plant import Plant
 
@@ -174,10 +180,10 @@ def make_box(mock_factory: Any, make_config: Callable[..., Any], tmp_path: Path)
     ) -> Box:
         cfg = make_config(overrides)
         plant = Plant(
-            cfg.plant, mock_factory, cfg.pins, state_path=plant_state, kind=cfg.ejector.kind
+            cfg.plant, pin_factory, cfg.pins, state_path=plant_state, kind=cfg.ejector.kind
         )
-        daemon = Daemon(cfg, factory=mock_factory, journal=journal, plant=plant)
-        box = Box(daemon, plant, mock_factory, cfg)
+        daemon = Daemon(cfg, factory=pin_factory, journal=journal, plant=plant)
+        box = Box(daemon, plant, pin_factory, cfg)
         boxes.append(box)
         if start:
             daemon.start()

@@ -1,4 +1,5 @@
-"""`launcher bench` on mock pins: the plant's timings come back out, rows, summary, lock, plot."""
+"""`launcher bench` on simulated pins (mock, and gpiozero's lgpio on the simulated chip): the
+plant's timings come back out, rows, summary, lock, plot."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from firmware.jam import sample
 from firmware.jam_cli import read_counts
 from firmware.pins import claim_pins
 from firmware.plant import Plant
+from tests.conftest import PIN_FACTORIES
 from tests.firmware.conftest import SOLENOID, write_config
 
 # The plant's feed timings for the measurement test: slow enough that a millisecond of clock
@@ -44,17 +46,22 @@ def _config(tmp_path: Path, overrides: dict[str, Any] | None = None) -> tuple[An
     return config_mod.load(path), path
 
 
-def _bench(mock_factory: Any, tmp_path: Path, overrides: dict | None = None, **kwargs: Any):
+# The measurements hold on gpiozero's mock pins and through its lgpio backend alike.
+on_both = pytest.mark.parametrize("pins", PIN_FACTORIES, indirect=True)
+
+
+def _bench(pin_factory: Any, tmp_path: Path, overrides: dict | None = None, **kwargs: Any):
     cfg, path = _config(tmp_path, overrides)
-    plant = Plant(cfg.plant, mock_factory, cfg.pins, kind=cfg.ejector.kind)
-    result = run_bench(cfg, factory=mock_factory, plant=plant, config_path=str(path), **kwargs)
+    plant = Plant(cfg.plant, pin_factory, cfg.pins, kind=cfg.ejector.kind)
+    result = run_bench(cfg, factory=pin_factory, plant=plant, config_path=str(path), **kwargs)
     return cfg, plant, result
 
 
+@on_both
 def test_measured_feed_interval_matches_the_plant_within_its_jitter(
-    mock_factory: Any, tmp_path: Path
+    pin_factory: Any, tmp_path: Path
 ) -> None:
-    cfg, plant, result = _bench(mock_factory, tmp_path, PLANT, mode="dispense", presses=6, burst=8)
+    cfg, plant, result = _bench(pin_factory, tmp_path, PLANT, mode="dispense", presses=6, burst=8)
     summary = result.summary
     assert summary["stopped"] is None
     assert summary["reasons"] == {"fired": 6}
@@ -82,11 +89,12 @@ def test_measured_feed_interval_matches_the_plant_within_its_jitter(
         assert record.total_ms >= record.card_ms[-1]
 
 
+@on_both
 def test_fire_mode_presses_follow_the_configured_jam_model(
-    mock_factory: Any, tmp_path: Path
+    pin_factory: Any, tmp_path: Path
 ) -> None:
     overrides = {"jam.mode": "hazard", "jam.seed": 12}
-    cfg, plant, result = _bench(mock_factory, tmp_path, overrides, presses=25)
+    cfg, plant, result = _bench(pin_factory, tmp_path, overrides, presses=25)
     planned = [r.planned for r in result.records]
     # The hopper is kept above max_burst, so nothing caps the model's plan.
     assert planned == sample(cfg.jam, 25, seed=12)
@@ -100,13 +108,12 @@ def test_fire_mode_presses_follow_the_configured_jam_model(
     assert summary["cards"] == sum(planned) == plant.ejected_total
 
 
+@on_both
 def test_cards_mode_refills_the_mock_hopper_and_stops_at_the_count(
-    mock_factory: Any, tmp_path: Path
+    pin_factory: Any, tmp_path: Path
 ) -> None:
     overrides = {"plant.hopper": 20}
-    _, plant, result = _bench(
-        mock_factory, tmp_path, overrides, mode="dispense", cards=50, burst=12
-    )
+    _, plant, result = _bench(pin_factory, tmp_path, overrides, mode="dispense", cards=50, burst=12)
     assert result.summary["cards"] == 50
     assert [r.planned for r in result.records] == [12, 12, 12, 12, 2]
     assert plant.ejected_total == 50
@@ -141,11 +148,12 @@ def test_the_run_stops_at_a_jam_even_before_the_box_has_latched_it(
     assert result.summary["stopped"] == "the box is jammed"
 
 
+@on_both
 def test_a_stall_latches_jammed_records_the_retries_and_stops_the_run(
-    mock_factory: Any, tmp_path: Path
+    pin_factory: Any, tmp_path: Path
 ) -> None:
     cfg, _, result = _bench(
-        mock_factory,
+        pin_factory,
         tmp_path,
         {"jam.count": 4, "timing.card_timeout_ms": 120},
         presses=5,
@@ -162,9 +170,10 @@ def test_a_stall_latches_jammed_records_the_retries_and_stops_the_run(
     assert summary["short_burst_rate"] == 1.0
 
 
-def test_solenoid_duty_and_on_time(mock_factory: Any, tmp_path: Path) -> None:
+@on_both
+def test_solenoid_duty_and_on_time(pin_factory: Any, tmp_path: Path) -> None:
     overrides = {**SOLENOID, "limits.solenoid_duty_window_ms": 1000}
-    cfg, _, result = _bench(mock_factory, tmp_path, overrides, mode="dispense", presses=3, burst=4)
+    cfg, _, result = _bench(pin_factory, tmp_path, overrides, mode="dispense", presses=3, burst=4)
     summary = result.summary
     assert summary["ejector"] == "solenoid"
     duty = summary["solenoid_duty"]

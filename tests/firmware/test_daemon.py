@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from firmware.journal import MemoryJournal
+from tests.conftest import PIN_FACTORIES
 from tests.firmware.conftest import QUICK_JAM, assert_one_fire_per_press
+from tests.wait import wait_until
 from wire import protocol
+
+# Every behaviour here holds on gpiozero's mock pins and through its lgpio backend on the
+# simulated chip alike.
+pytestmark = pytest.mark.parametrize("pins", PIN_FACTORIES, indirect=True)
 
 
 def test_press_fires_the_planned_cards(make_box):
@@ -211,7 +217,12 @@ def test_unknown_op_and_bad_args_get_one_error_reply(make_box):
     assert box.command("clear") == {"ok": True, "state": "idle"}
 
 
-def test_aim_turns_the_servo_to_the_seat_angle(make_box):
+def test_aim_turns_the_servo_to_the_seat_angle(make_box, pins, request):
+    if pins == "lgpio":
+        # gpiozero's lgpio backend sends a PWM duty in whole percent, rounded down
+        # (LGPIOPin._set_state: int(value * 100)). 1 % of the servo's 20 ms frame is 0.2 ms,
+        # 36 degrees of a 1-2 ms servo: 60 lands on 54, -60 on -90 (hardware/gpio.md).
+        request.applymarker(pytest.mark.xfail(strict=True, reason="lgpio PWM duty in whole %"))
     box = make_box()
     reply = box.command("aim", seat=3)
     assert reply == {"ok": True, "seat": 3, "angle": 60.0}
@@ -355,7 +366,7 @@ def test_watchdog_is_pinged_from_the_loop_and_withheld_when_it_runs_late(make_bo
 
 
 def test_after_a_crash_the_burst_and_the_presses_queued_behind_it_get_one_fire_each(
-    make_box, mock_factory
+    make_box, pin_factory
 ):
     from firmware.daemon import Daemon
     from firmware.plant import Plant
@@ -369,14 +380,16 @@ def test_after_a_crash_the_burst_and_the_presses_queued_behind_it_get_one_fire_e
     box.daemon.press()
     box.daemon.wait_for(lambda e: len(box.presses()) == 3)
     assert box.plant.wait_cards(1, timeout=5)
+    # The box has counted the card (on lgpio its edge reaches the loop after the plant made it).
+    wait_until(lambda: box.daemon.call(lambda: len(box.daemon.inflight.burst.cards)) >= 1)
     # The loop dies without its shutdown (like kill -9): nothing answers the three presses.
     box.daemon.loop.stop()
     box.daemon.devices.close()
     box.plant.stop()
     assert box.fires() == []
 
-    plant = Plant(box.config.plant, mock_factory, box.config.pins, kind="motor")
-    again = Daemon(box.config, factory=mock_factory, journal=journal, plant=plant).start()
+    plant = Plant(box.config.plant, pin_factory, box.config.pins, kind="motor")
+    again = Daemon(box.config, factory=pin_factory, journal=journal, plant=plant).start()
     try:
         fires = [e for e in again.events if e["kind"] == "fire"]
         ids = [e["press_id"] for e in box.presses()]

@@ -20,9 +20,13 @@ from tests.firmware.conftest import write_config
 from tests.wait import wait_until
 
 
-def _launcher(*args: str, env: dict | None = None) -> subprocess.Popen:
+def _launcher(
+    *args: str, env: dict | None = None, module: str = "firmware.cli"
+) -> subprocess.Popen:
+    """``launcher ARGS`` as a process with pipes (``module``: tests.simchip runs it on the
+    simulated chip)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", *args],
+        [sys.executable, "-m", module, *args],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

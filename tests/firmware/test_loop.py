@@ -28,6 +28,16 @@ def test_posted_events_are_stamped_and_handled_in_order():
     ]
 
 
+def test_an_event_posted_with_its_edge_time_keeps_it():
+    # An input edge the kernel stamped: the event carries when the edge happened, not when the
+    # callback got round to posting it.
+    clock = FakeClock(start_ns=9_000_000)
+    loop, seen = make(clock)
+    loop.post("card", at_ns=8_400_000, edge=3)
+    loop.run_pending()
+    assert [(e.kind, e.t_ns, e.data) for e in seen] == [("card", 8_400_000, {"edge": 3})]
+
+
 def test_timers_fire_at_their_deadline_not_before():
     clock = FakeClock()
     loop, seen = make(clock)

@@ -3,7 +3,14 @@ handler errors."""
 
 from __future__ import annotations
 
+import pytest
+
+from tests.conftest import PIN_FACTORIES
 from tests.firmware.conftest import QUICK_JAM, SOLENOID, assert_one_fire_per_press
+
+# Every behaviour here holds on gpiozero's mock pins and through its lgpio backend on the
+# simulated chip alike.
+pytestmark = pytest.mark.parametrize("pins", PIN_FACTORIES, indirect=True)
 
 
 def _on_intervals(log, name):
