@@ -705,14 +705,18 @@ def start_service(pi: Pi, unit: Unit, ids: Ids, env: dict[str, str]) -> Process:
     return pi.spawn(["/bin/sh", "-c", script, "sh", cwd, umask, *unit.argv(env)], ids=ids, env=env)
 
 
-# The simulated lgpio chip under gpiozero's own LGPIOFactory (tests/simchip, when the tree
-# has it): `python -m simchip ARGS` is `launcher ARGS` on that chip, for an installed launcher
-# with the checkout's tests folder on the path. Without it the daemon runs on mock pins.
-SIMCHIP = "tests/simchip/__init__.py"
+# The simulated lgpio chip under gpiozero's own LGPIOFactory (tests/simchip, hardware/gpio.md):
+# `VENV/bin/python CHECKOUT/tests/simchip ARGS` is the installed `launcher ARGS` on that chip.
+SIMCHIP = "tests/simchip"
 
 
 def has_simchip(pi: Pi) -> bool:
-    return (pi.root / CHECKOUT.lstrip("/") / SIMCHIP).exists()
+    return (pi.root / CHECKOUT.lstrip("/") / SIMCHIP / "__main__.py").exists()
+
+
+def on_simchip(argv: list[str]) -> list[str]:
+    """`launcher ARGS` (the venv's) as the same launcher on the simulated chip."""
+    return [str(Path(argv[0]).parent / "python"), f"{CHECKOUT}/{SIMCHIP}", *argv[1:]]
 
 
 def start_daemon(pi: Pi, notify: Notify, *, simchip: bool = False) -> tuple[Process, float]:
@@ -721,10 +725,7 @@ def start_daemon(pi: Pi, notify: Notify, *, simchip: bool = False) -> tuple[Proc
     unit = Unit(pi, "launcher.service")
     env = {**unit.environment(pi), **notify.env}
     if simchip:
-        env["PYTHONPATH"] = f"{CHECKOUT}/tests"
-        argv = unit.argv(env)
-        launcher = Path(argv[0])
-        unit.text += f"\nExecStart={launcher.parent}/python -m simchip {shlex.join(argv[1:])}\n"
+        unit.text += f"\nExecStart={shlex.join(on_simchip(unit.argv(env)))}\n"
     else:
         env["GPIOZERO_PIN_FACTORY"] = "mock"
     daemon = start_service(pi, unit, pi.ids(unit.last("User")), env)
@@ -824,12 +825,10 @@ def check_ready(pi: Pi, *, simchip: bool = False) -> str:
     return f"READY in {seconds:.1f} s as user launcher; watchdog pinged; SIGTERM: {stopped}"
 
 
-def check_bench(pi: Pi) -> str:
-    out = pi.ok(
-        f"{VENV}/bin/launcher bench --mock --config {CONFIG} --presses 10",
-        "launcher bench",
-        timeout=600,
-    )
+def check_bench(pi: Pi, *, simchip: bool = False) -> str:
+    argv = [f"{VENV}/bin/launcher", "bench", "--config", CONFIG, "--presses", "10"]
+    argv = on_simchip(argv) if simchip else [*argv, "--mock"]
+    out = pi.ok(shlex.join(argv), "launcher bench", timeout=600)
     return out.splitlines()[0]  # bench: N presses (fire mode), N cards of N planned in T s
 
 
@@ -1047,14 +1046,12 @@ def owner_checks(pi: Pi, check: Callable[[str, Callable[[], str]], bool], checks
     check("launcher config check", lambda: check_config(pi))
     check("every language", lambda: check_languages(pi))
     check("daemon to READY as the service user, SIGTERM", lambda: check_ready(pi))
-    if has_simchip(pi):
-        check(
-            "daemon to READY on LGPIOFactory over the simulated chip",
-            lambda: check_ready(pi, simchip=True),
-        )
+    check("launcher bench --mock", lambda: check_bench(pi))
+    if has_simchip(pi):  # gpiozero's lgpio backend, as on a Pi, over the simulated chip
+        check("daemon to READY on lgpio (simulated chip)", lambda: check_ready(pi, simchip=True))
+        check("launcher bench on lgpio (simulated chip)", lambda: check_bench(pi, simchip=True))
     else:
         checks.note("arm64", f"no {SIMCHIP} in this tree: the daemon runs on mock pins only")
-    check("launcher bench --mock", lambda: check_bench(pi))
     check("safe-off script", lambda: check_safe_off(pi))
     check("install.sh again: upgrade, config kept", lambda: check_upgrade(pi))
     if check("install.sh --with-web after a failed first run", lambda: check_repair(pi)):
