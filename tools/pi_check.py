@@ -96,29 +96,33 @@ def say(line: str) -> None:
 # --- the host: root, tools, binfmt_misc, the mirror ---------------------------------------------
 
 
-def apt_mirror(apt: Path = Path("/etc/apt"), os_release: Path = Path("/etc/os-release")) -> str:
+def apt_mirror(
+    apt: Path = Path("/etc/apt"), os_release: Path = Path("/etc/os-release")
+) -> str | None:
     """The Debian mirror the host's own apt uses: the URI of the source of the host's own
     Debian release (its codename as a suite: not -security or -updates), from sources.list and
-    sources.list.d in either format. Read at run time; no mirror is written into the tree."""
+    sources.list.d in either format. Read at run time; no mirror is written into the tree. None
+    on a host that is not Debian (a CI runner on Ubuntu): debootstrap then uses its own default."""
     release = dict(line.split("=", 1) for line in _read(os_release).splitlines() if "=" in line)
     codename = release.get("VERSION_CODENAME", "").strip('"')
-    if release.get("ID", "").strip('"') == "debian" and codename:
-        for path in [apt / "sources.list", *sorted((apt / "sources.list.d").glob("*"))]:
-            text = _read(path)
-            if path.suffix == ".sources":
-                entries = _deb822_entries(text)
-            elif path.suffix == ".list" or path.name == "sources.list":
-                entries = _one_line_entries(text)
-            else:
-                continue
-            for uris, suites in entries:
-                if codename in suites:
-                    for uri in uris:
-                        if uri.startswith(("http://", "https://")):
-                            return uri.rstrip("/")
+    if release.get("ID", "").strip('"') != "debian" or not codename:
+        return None
+    for path in [apt / "sources.list", *sorted((apt / "sources.list.d").glob("*"))]:
+        text = _read(path)
+        if path.suffix == ".sources":
+            entries = _deb822_entries(text)
+        elif path.suffix == ".list" or path.name == "sources.list":
+            entries = _one_line_entries(text)
+        else:
+            continue
+        for uris, suites in entries:
+            if codename in suites:
+                for uri in uris:
+                    if uri.startswith(("http://", "https://")):
+                        return uri.rstrip("/")
     raise Fatal(
-        f"{PROG}: no Debian mirror in {apt}/sources.list(.d) (not a Debian host?); "
-        "set PI_CHECK_MIRROR to one",
+        f"{PROG}: no source of {codename} in {apt}/sources.list(.d); set PI_CHECK_MIRROR to a "
+        "Debian mirror",
         2,
     )
 
@@ -169,9 +173,10 @@ def need_root() -> None:
 def install_host_tools(arches: list[str]) -> None:
     """debootstrap, qemu-user-static and binfmt-support, with apt-get when missing."""
     tools = ["debootstrap", "update-binfmts", *(f"qemu-{ARCHES[a]}-static" for a in arches)]
-    if all(shutil.which(t) for t in tools):
+    keyring = Path("/usr/share/keyrings/debian-archive-keyring.gpg")  # checks Debian's archive
+    if all(shutil.which(t) for t in tools) and keyring.exists():
         return
-    packages = "qemu-user-static debootstrap binfmt-support"
+    packages = "qemu-user-static debootstrap binfmt-support debian-archive-keyring"
     if not shutil.which("apt-get"):
         raise Fatal(f"{PROG}: needs {packages} (not a Debian host: install them by hand)", 2)
     say(f"{PROG}: installing {packages} on the host")
@@ -268,7 +273,7 @@ def enable_binfmt(arches: list[str], mounts: Mounts) -> None:
 # --- the cached images --------------------------------------------------------------------------
 
 
-def image(cache: Path, arch: str, mirror: Callable[[], str]) -> tuple[Path, str]:
+def image(cache: Path, arch: str, mirror: Callable[[], str | None]) -> tuple[Path, str]:
     """The cached Debian image for `arch`, built when missing or stale: (path, what was done)."""
     images = cache / "images"
     images.mkdir(parents=True, exist_ok=True)
@@ -286,7 +291,7 @@ def image(cache: Path, arch: str, mirror: Callable[[], str]) -> tuple[Path, str]
         f"--include={','.join(PACKAGES)}",
         SUITE,
         str(building),
-        mirror(),
+        *filter(None, [mirror()]),
     ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     for point in mounts_under(building):  # debootstrap mounts /proc and /sys while it works
@@ -1100,7 +1105,7 @@ def main(argv: list[str] | None = None) -> int:
     host = Mounts()  # binfmt_misc, if this run mounted it
     pis: list[Pi] = []
 
-    def mirror() -> str:
+    def mirror() -> str | None:
         return os.environ.get("PI_CHECK_MIRROR") or apt_mirror()
 
     def run_arch(arch: str) -> None:
