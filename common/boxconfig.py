@@ -1,14 +1,14 @@
-"""A box's configuration file (`hardware/launcher.toml`), read with checks: what the box and the
-host share.
+"""A box's configuration file (`hardware/launcher.toml`): what the box and a host share of it.
 
 Every value is read through a checking getter (as Klipper's `configfile.py` does) that knows the
 key's type and allowed range; a key no getter asked for is unknown and rejected. Any problem is
 one `ConfigError` line, `FILE: [section] key = value: what is allowed`.
 
-The box reads the whole file (firmware/config.py `load`, which also checks the parts only the Pi
-has: its pins, its sound pack's folder). The host reads only what it uses (`read_host`: the jam
-model and its limits, the timings a game's duration is estimated from): `unoattack sweep
---set config=BOX.toml` on a laptop takes a box's own file, whatever sound pack it names.
+Here: the checking getters (`Section`), the sections a host uses and their readers (`[pins]`,
+`[ejector]`, `[timing]`, `[limits]`, `[jam]`, `[plant]`, and the checks between them), and
+`read_for_host`, which reads only those: `unoattack sweep --set config=BOX.toml` takes a box's
+own file on a laptop, whatever sound-pack folder it names. The box reads the whole file
+(firmware/config.py `load`: these readers, then its own sections: `[servo]`, `[sound]`, ...).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 import i18n
 from common import textfile
+from common.checks import BadValue, Check, boolean, whole_number
 from common.errors import ConfigError
 from common.jam import (
     MAX_BURST_LIMIT,
@@ -38,24 +39,29 @@ from common.jam import (
 
 __all__ = [
     "MISSING",
+    "OUTPUT_PINS",
     "PIN_MAX",
     "PIN_MIN",
     "SECTIONS",
     "EjectorConfig",
     "HostConfig",
     "LimitsConfig",
+    "PinsConfig",
     "PlantConfig",
     "Section",
     "TimingConfig",
+    "check_ejector",
     "default_path",
     "is_number",
     "is_whole",
     "plain_number",
     "read_ejector",
-    "read_host",
+    "read_for_host",
+    "read_host_sections",
     "read_jam",
     "read_limits",
     "read_limits_section",
+    "read_pins",
     "read_plant",
     "read_timing",
     "read_toml",
@@ -65,8 +71,65 @@ __all__ = [
 
 # BCM numbers a part may use on the 40-pin header: GPIO 0 and 1 carry the HAT ID EEPROM bus.
 PIN_MIN = 2
+
+
 PIN_MAX = 27
+
+
+# Pins the daemon drives as outputs; the safe-off script (systemd/launcher-safe-off) drives
+# exactly these low, so the two lists must agree (tests/firmware/test_systemd.py checks it).
+OUTPUT_PINS: tuple[str, ...] = (
+    "ejector_forward",
+    "ejector_backward",
+    "ejector_enable",
+    "flywheel",
+    "button_led",
+    "buzzer",
+    "servo",
+    "light_red",
+    "light_green",
+    "light_blue",
+    "light_data",
+)
+
+
 MISSING = object()
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PinsConfig:
+    """`[pins]`: BCM GPIO numbers; `None` means the part is not fitted."""
+
+    button: int
+    ejector_forward: int
+    sensor: int
+    button_led: int | None = None
+    ejector_backward: int | None = None
+    ejector_enable: int | None = None
+    flywheel: int | None = None
+    buzzer: int | None = None
+    servo: int | None = None
+    hopper_empty: int | None = None
+    door: int | None = None
+    light_red: int | None = None  # RGB button light (all three, or none)
+    light_green: int | None = None
+    light_blue: int | None = None
+    light_data: int | None = None  # WS2812 data line (instead of the RGB pins)
+
+    def used(self) -> dict[str, int]:
+        """Every fitted part and its pin, in declaration order."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) is not None
+        }
+
+    def outputs(self) -> dict[str, int]:
+        """The fitted parts the daemon drives (the pins the safe-off script pulls low)."""
+        return {name: pin for name, pin in self.used().items() if name in OUTPUT_PINS}
 
 
 @dataclass(frozen=True)
@@ -120,6 +183,21 @@ class PlantConfig:
     seed: int = 1
 
 
+@dataclass(frozen=True)
+class HostConfig:
+    """What a host reads of a box's config (`read_for_host`): the jam model and the limits it
+    sims with, the timings a game's duration is estimated from (`engine/duration.py`), and the
+    pins that say which parts those timings need."""
+
+    path: str
+    pins: PinsConfig
+    ejector: EjectorConfig
+    timing: TimingConfig
+    limits: LimitsConfig
+    jam: JamParams
+    plant: PlantConfig
+
+
 SECTIONS: tuple[str, ...] = (
     "box",
     "pins",
@@ -137,10 +215,21 @@ SECTIONS: tuple[str, ...] = (
     "door",
 )
 
+
 # [jam] keys are JamParams fields except max_burst, which is the safety limit [limits] max_burst.
 _JAM_KEYS: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(JamParams) if f.name != "max_burst"
 )
+
+
+def default_path() -> Path:
+    """The documented default config: `hardware/launcher.toml` in a source checkout, else the
+    copy installed with the package (`firmware/launcher.toml`)."""
+    top = Path(__file__).resolve().parent.parent
+    checkout = top / "hardware" / "launcher.toml"
+    if checkout.is_file():
+        return checkout
+    return top / "firmware" / "launcher.toml"
 
 
 def shown_value(value: object) -> str:
@@ -170,7 +259,7 @@ def is_whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -199,14 +288,22 @@ class Section:
             raise self.fail(key, value, i18n._("required"))
         return default if value is MISSING else value
 
+    def get(self, key: str, default: object, check: Check[T]) -> T:
+        """The value `check` makes of what the file says (the key's own check, shared with
+        ``settings.set``: common/checks.py); its rule is what is allowed."""
+        value = self._get(key, default)
+        try:
+            return check(value)
+        except BadValue as exc:
+            raise self.fail(key, value, exc.rule.render()) from None
+
     def getint(self, key: str, default: object = MISSING, *, lo: int, hi: int) -> int:
         """A whole number from `lo` to `hi` inclusive."""
-        value = self._get(key, default)
-        if not is_whole(value) or not lo <= value <= hi:
-            raise self.fail(
-                key, value, i18n._("must be a whole number from {lo} to {hi}").format(lo=lo, hi=hi)
-            )
-        return int(value)
+        return self.get(key, default, whole_number(lo, hi))
+
+    def getbool(self, key: str, default: object) -> bool:
+        """``true`` or ``false``."""
+        return self.get(key, default, boolean)
 
     def getfloat(
         self,
@@ -221,7 +318,7 @@ class Section:
         value = self._get(key, default)
         if not is_number(value):
             raise self.fail(key, value, self._range(lo, hi, above))
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
         if number > hi or number < lo or (above and number == lo):
             raise self.fail(key, value, self._range(lo, hi, above))
         return number
@@ -281,7 +378,7 @@ class Section:
                     "(leave the key out if the part is not fitted)"
                 ).format(low=PIN_MIN, high=PIN_MAX)
             raise self.fail(key, value, allowed)
-        return int(value)
+        return value
 
     def raw(self, key: str) -> object:
         """The value as written, for keys checked by someone else (the jam model)."""
@@ -309,11 +406,7 @@ def read_toml(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(
-            i18n._("{path}: cannot read the config file: {error}").format(
-                path=path, error=exc.strerror or exc
-            )
-        ) from None
+        raise ConfigError(textfile.cannot_read(path, exc).render()) from None
     try:
         return textfile.parse_toml(textfile.decode(data))
     except UnicodeDecodeError:
@@ -327,7 +420,7 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def sections(path: str, doc: dict[str, Any]) -> dict[str, Section]:
-    sections: dict[str, Section] = {}
+    found: dict[str, Section] = {}
     for name, table in doc.items():
         if name not in SECTIONS:
             close = difflib.get_close_matches(name, SECTIONS, n=1)
@@ -351,8 +444,29 @@ def sections(path: str, doc: dict[str, Any]) -> dict[str, Section]:
                 ).format(path=path, name=name, value=shown_value(table))
             )
     for name in SECTIONS:
-        sections[name] = Section(path, name, doc.get(name, {}))
-    return sections
+        found[name] = Section(path, name, doc.get(name, {}))
+    return found
+
+
+def read_pins(sec: Section) -> PinsConfig:
+    pins: dict[str, int | None] = {}
+    owner: dict[int, str] = {}
+    for f in dataclasses.fields(PinsConfig):
+        required = f.default is dataclasses.MISSING
+        pin = sec.getpin(f.name, required=required)
+        if pin is not None and pin in owner:
+            raise sec.fail(
+                f.name,
+                pin,
+                i18n._("GPIO {pin} is already used by {owner}; each pin has one part").format(
+                    pin=pin, owner=owner[pin]
+                ),
+            )
+        if pin is not None:
+            owner[pin] = f.name
+        pins[f.name] = pin
+    sec.check_unknown()
+    return PinsConfig(**pins)  # type: ignore[arg-type]
 
 
 def read_jam(sec: Section, limits: LimitsConfig) -> JamParams:
@@ -418,18 +532,38 @@ def read_limits(path: str | Path) -> LimitsConfig:
     return read_limits_section(s["limits"])
 
 
-def default_path() -> Path:
-    """The documented default config: `hardware/launcher.toml` in a source checkout, else the
-    copy installed with the firmware (`firmware/launcher.toml`)."""
-    top = Path(__file__).resolve().parent.parent
-    checkout = top / "hardware" / "launcher.toml"
-    if checkout.is_file():
-        return checkout
-    return top / "firmware" / "launcher.toml"
+def read_for_host(path: str | Path) -> HostConfig:
+    """What a host reads of a box's config (`HostConfig`: the jam model, the limits, the
+    timings), each of those sections checked as `load` checks it (the same readers), the
+    others left to the box: a config naming the Pi's own sound-pack folder reads on a laptop
+    (`unoattack sweep --set config=BOX.toml`). `ConfigError` (one line, exit 78)."""
+    path = Path(path)
+    return read_host_sections(sections(str(path), read_toml(path)))
+
+
+def read_host_sections(s: dict[str, Section]) -> HostConfig:
+    """The sections a host reads ([pins], [ejector], [timing], [limits], [jam], [plant]) and
+    the checks between them."""
+    pins = read_pins(s["pins"])
+    ejector = read_ejector(s["ejector"])
+    timing = read_timing(s["timing"])
+    limits = read_limits_section(s["limits"])
+    jam = read_jam(s["jam"], limits)
+    plant = read_plant(s["plant"])
+    check_ejector(s["pins"], s["ejector"], s["limits"], pins, ejector, timing, limits)
+    return HostConfig(
+        path=s["box"].path,
+        pins=pins,
+        ejector=ejector,
+        timing=timing,
+        limits=limits,
+        jam=jam,
+        plant=plant,
+    )
 
 
 def read_ejector(sec: Section) -> EjectorConfig:
-    """`[ejector]`, every key checked."""
+    """`[ejector]` (what it needs of the pins and the limits: `check_ejector`)."""
     ejector = EjectorConfig(
         kind=sec.getchoice("kind", EjectorConfig.kind, ("motor", "solenoid")),
         soft_start_ms=sec.getint("soft_start_ms", EjectorConfig.soft_start_ms, lo=0, hi=2000),
@@ -449,7 +583,7 @@ def read_ejector(sec: Section) -> EjectorConfig:
 
 
 def read_timing(sec: Section) -> TimingConfig:
-    """`[timing]`, every key checked."""
+    """`[timing]`."""
     timing = TimingConfig(
         card_timeout_ms=sec.getint(
             "card_timeout_ms", TimingConfig.card_timeout_ms, lo=50, hi=60000
@@ -464,7 +598,7 @@ def read_timing(sec: Section) -> TimingConfig:
 
 
 def read_plant(sec: Section) -> PlantConfig:
-    """`[plant]`, every key checked (the simulated mechanism; the host estimates times with it)."""
+    """`[plant]`: the simulated mechanism."""
     feed_interval = sec.getint("feed_interval_ms", PlantConfig.feed_interval_ms, lo=1, hi=10000)
     jitter = sec.getint("feed_jitter_ms", PlantConfig.feed_jitter_ms, lo=0, hi=feed_interval - 1)
     plant = PlantConfig(
@@ -482,37 +616,66 @@ def read_plant(sec: Section) -> PlantConfig:
     return plant
 
 
-@dataclass(frozen=True)
-class HostConfig:
-    """What the host reads of a box's config (`read_host`): the jam model and its `limits`,
-    and the times a burst takes (`timing`, `ejector`, `plant`, and whether a `flywheel` and an
-    ejector enable pin for the soft start are fitted). `path` is the file read."""
-
-    path: str
-    jam: JamParams
-    limits: LimitsConfig
-    timing: TimingConfig
-    ejector: EjectorConfig
-    plant: PlantConfig
-    flywheel: bool
-    soft_start: bool
-
-
-def read_host(path: str | Path) -> HostConfig:
-    """The parts of a box's config the host uses, each checked as the box checks it
-    (ConfigError, one line); the rest (its pins but two, its sound pack, its light: the Pi's
-    business) is not read."""
-    path = Path(path)
-    s = sections(str(path), read_toml(path))
-    limits = read_limits_section(s["limits"])
-    pins = s["pins"]
-    return HostConfig(
-        path=str(path),
-        jam=read_jam(s["jam"], limits),
-        limits=limits,
-        timing=read_timing(s["timing"]),
-        ejector=read_ejector(s["ejector"]),
-        plant=read_plant(s["plant"]),
-        flywheel=pins.getpin("flywheel", required=False) is not None,
-        soft_start=pins.getpin("ejector_enable", required=False) is not None,
-    )
+def check_ejector(
+    pins_sec: Section,
+    ejector_sec: Section,
+    limits_sec: Section,
+    pins: PinsConfig,
+    ejector: EjectorConfig,
+    timing: TimingConfig,
+    limits: LimitsConfig,
+) -> None:
+    """Requirements that depend on the ejector kind and on other sections."""
+    if ejector.kind == "motor":
+        if pins.ejector_backward is None:
+            raise pins_sec.fail(
+                "ejector_backward",
+                MISSING,
+                i18n._('required with [ejector] kind = "motor" (H-bridge IN2)'),
+            )
+        if ejector.soft_start_ms > 0 and pins.ejector_enable is None:
+            raise ejector_sec.fail(
+                "soft_start_ms",
+                ejector.soft_start_ms,
+                i18n._("soft start needs [pins] ejector_enable (H-bridge EN); set it or use 0"),
+            )
+        if ejector.retract_ms >= limits.ejector_max_on_ms:
+            raise ejector_sec.fail(
+                "retract_ms",
+                ejector.retract_ms,
+                i18n._("must be below [limits] ejector_max_on_ms = {ms}").format(
+                    ms=limits.ejector_max_on_ms
+                ),
+            )
+        if timing.card_timeout_ms >= limits.ejector_max_on_ms:
+            raise limits_sec.fail(
+                "ejector_max_on_ms",
+                limits.ejector_max_on_ms,
+                i18n._("must be above [timing] card_timeout_ms = {ms}").format(
+                    ms=timing.card_timeout_ms
+                ),
+            )
+    else:
+        for key in ("ejector_backward", "ejector_enable"):
+            if getattr(pins, key) is not None:
+                raise pins_sec.fail(
+                    key,
+                    getattr(pins, key),
+                    i18n._('not used with [ejector] kind = "solenoid"; leave it out'),
+                )
+        if ejector.pulse_ms > limits.solenoid_max_on_ms:
+            raise ejector_sec.fail(
+                "pulse_ms",
+                ejector.pulse_ms,
+                i18n._("must be at most [limits] solenoid_max_on_ms = {ms}").format(
+                    ms=limits.solenoid_max_on_ms
+                ),
+            )
+    if pins.flywheel is not None and ejector.flywheel_spinup_ms >= limits.flywheel_max_on_ms:
+        raise ejector_sec.fail(
+            "flywheel_spinup_ms",
+            ejector.flywheel_spinup_ms,
+            i18n._("must be below [limits] flywheel_max_on_ms = {ms}").format(
+                ms=limits.flywheel_max_on_ms
+            ),
+        )

@@ -37,15 +37,16 @@ class BoxTimes:
 
     @classmethod
     def from_config(cls, cfg: HostConfig) -> BoxTimes:
-        """The box's times, read from its config (`common.boxconfig.read_host`)."""
+        """The box's times, read from a box's config (`common.boxconfig.read_for_host`; the
+        box's own `Config` has the same sections)."""
         ejector, timing, plant = cfg.ejector, cfg.timing, cfg.plant
         burst = float(timing.cooldown_ms)
-        if cfg.flywheel:
+        if cfg.pins.flywheel is not None:
             burst += ejector.flywheel_spinup_ms
         if ejector.kind == "solenoid":
             card = float(ejector.pulse_ms + ejector.recovery_ms)
         else:
-            if cfg.soft_start:
+            if cfg.pins.ejector_enable is not None:
                 burst += ejector.soft_start_ms
             burst += plant.spinup_ms + timing.settle_ms
             card = float(plant.feed_interval_ms)

@@ -127,7 +127,7 @@ class Narrator:
             said = _("{player} plays {cards} and {count} more")
         else:
             said = _("{player} plays {cards}")
-        lines = [said.format(player=who, cards=shown(*o.cards), count=o.discards)]
+        lines: list[str] = [said.format(player=who, cards=shown(*o.cards), count=o.discards)]
         if o.cards[0].is_wild:
             lines.append(_("colour is now {colour}").format(colour=colour_name(o.color)))
         elif len({c.color for c in o.cards}) > 1:

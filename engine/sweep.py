@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from common import textfile
-from common.boxconfig import default_path, read_host
+from common.boxconfig import HostConfig, default_path, read_for_host
 from common.commandline import CtrlC, check_outputs, whole_number
 from common.errors import ConfigError
 from common.jam import JamParams, from_mapping
@@ -202,17 +202,13 @@ def read_file(path: str) -> SweepSpec:
     """Read a sweep TOML file (InputError, exit 2, naming the file and the key)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(_("{path}: no such sweep file").format(path=path)) from None
-    except IsADirectoryError:
-        raise InputError(_("{path}: is a directory, not a sweep file").format(path=path)) from None
+        text = textfile.read_text(p)  # UTF-8, a BOM allowed, as every file a person gives us
+    except OSError as exc:
+        raise InputError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:
         raise InputError(
             _("{path}: not a text file (a sweep file is UTF-8 TOML)").format(path=path)
         ) from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         doc = textfile.parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
@@ -355,7 +351,9 @@ class Setting:
     press_seconds: float
 
 
-def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = read_host) -> list[Setting]:
+def build_plan(
+    spec: SweepSpec, *, loader: Callable[[str], HostConfig] = read_for_host
+) -> list[Setting]:
     """Every setting of the sweep, checked before anything runs."""
     base = spec.base or {}
     grid = spec.grid or {}
@@ -377,7 +375,7 @@ def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = read_host) -> 
         raise InputError(
             f"{count} settings of {spec.games} games: at most {MAX_GAMES} games in all"
         )
-    configs: dict[str, tuple[Any, BoxTimes]] = {}
+    configs: dict[str, tuple[HostConfig, BoxTimes]] = {}
     plan: list[Setting] = []
     keys = list(grid)
     for entry in entries:
@@ -822,7 +820,7 @@ def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
     matplotlib.use("Agg")  # files only; never needs a display
     import matplotlib.pyplot as plt
 
-    panels = [
+    panels: list[tuple[str, Sequence[Sequence[float]]]] = [
         ("minutes per game (estimated)", [minutes(s, st) for s, st in finished]),
         ("rounds per game", [[r.rounds for r in st.rows or ()] for _, st in finished]),
         ("turns per game", [[r.turns for r in st.rows or ()] for _, st in finished]),

@@ -24,38 +24,47 @@ from typing import Any
 import i18n
 from common.boxconfig import (
     MISSING,
+    OUTPUT_PINS,
+    PIN_MAX,
+    PIN_MIN,
     SECTIONS,
     EjectorConfig,
+    HostConfig,
     LimitsConfig,
+    PinsConfig,
     PlantConfig,
     Section,
     TimingConfig,
     default_path,
     plain_number,
-    read_ejector,
-    read_jam,
-    read_limits_section,
-    read_plant,
-    read_timing,
+    read_for_host,
+    read_host_sections,
+    read_limits,
     read_toml,
     sections,
 )
 from common.errors import ConfigError
 from common.jam import MAX_SEED, JamParams
-from firmware import sound_pack
-from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS, AttenuationConfig
+from firmware import attenuation, patterns, sound_pack
+from firmware.attenuation import AttenuationConfig
 from firmware.door import DoorConfig
 from firmware.looks import LightConfig, parse_color
 from firmware.patterns import BUILTIN, PatternsConfig, merge, parse_pattern, shortened
 from firmware.sound_pack import PLAYERS, SoundConfig
 
-# The parts the host reads too are in common.boxconfig; these names are the box's file's.
+# The sections a host reads too, and their readers, are common/boxconfig.py's; these names
+# are the box's whole file's.
 __all__ = [
+    "OUTPUT_PINS",
+    "PIN_MAX",
+    "PIN_MIN",
     "SECTIONS",
     "BoxConfig",
     "Config",
+    "ConfigError",
     "EjectorConfig",
     "FeedbackConfig",
+    "HostConfig",
     "LimitsConfig",
     "PinsConfig",
     "PlantConfig",
@@ -64,25 +73,11 @@ __all__ = [
     "as_dict",
     "default_path",
     "load",
+    "read_for_host",
+    "read_limits",
     "register",
     "summary",
 ]
-
-# Pins the daemon drives as outputs; the safe-off script (systemd/launcher-safe-off) drives
-# exactly these low, so the two lists must agree (tests/firmware/test_systemd.py checks it).
-OUTPUT_PINS: tuple[str, ...] = (
-    "ejector_forward",
-    "ejector_backward",
-    "ejector_enable",
-    "flywheel",
-    "button_led",
-    "buzzer",
-    "servo",
-    "light_red",
-    "light_green",
-    "light_blue",
-    "light_data",
-)
 
 # The buzzer plays one octave either side of this note, so octaves 0 and 8-9 would not fit.
 _NOTE = re.compile(r"[A-G][#b]?[1-7]")
@@ -94,39 +89,6 @@ class BoxConfig:
 
     name: str = "uno-attack-box"
     seats: int = 4
-
-
-@dataclass(frozen=True)
-class PinsConfig:
-    """`[pins]`: BCM GPIO numbers; `None` means the part is not fitted."""
-
-    button: int
-    ejector_forward: int
-    sensor: int
-    button_led: int | None = None
-    ejector_backward: int | None = None
-    ejector_enable: int | None = None
-    flywheel: int | None = None
-    buzzer: int | None = None
-    servo: int | None = None
-    hopper_empty: int | None = None
-    door: int | None = None
-    light_red: int | None = None  # RGB button light (all three, or none)
-    light_green: int | None = None
-    light_blue: int | None = None
-    light_data: int | None = None  # WS2812 data line (instead of the RGB pins)
-
-    def used(self) -> dict[str, int]:
-        """Every fitted part and its pin, in declaration order."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if getattr(self, f.name) is not None
-        }
-
-    def outputs(self) -> dict[str, int]:
-        """The fitted parts the daemon drives (the pins the safe-off script pulls low)."""
-        return {name: pin for name, pin in self.used().items() if name in OUTPUT_PINS}
 
 
 @dataclass(frozen=True)
@@ -169,35 +131,39 @@ class Config:
     door: DoorConfig
 
 
-def _read_pins(sec: Section) -> PinsConfig:
-    pins: dict[str, int | None] = {}
-    owner: dict[int, str] = {}
-    for f in dataclasses.fields(PinsConfig):
-        required = f.default is dataclasses.MISSING
-        pin = sec.getpin(f.name, required=required)
-        if pin is not None and pin in owner:
-            raise sec.fail(
-                f.name,
-                pin,
-                i18n._("GPIO {pin} is already used by {owner}; each pin has one part").format(
-                    pin=pin, owner=owner[pin]
-                ),
-            )
-        if pin is not None:
-            owner[pin] = f.name
-        pins[f.name] = pin
-    sec.check_unknown()
-    return PinsConfig(**pins)  # type: ignore[arg-type]
-
-
 def load(path: str | Path) -> Config:
     """Read and check a config file. Raises `ConfigError` (one line, exit 78) on any problem."""
     path = Path(path)
-    doc = read_toml(path)
-    where = str(path)
-    s = sections(where, doc)
+    s = sections(str(path), read_toml(path))
+    box = _read_box(s["box"])
+    host = read_host_sections(s)
+    pins, limits = host.pins, host.limits
+    servo = _read_servo(s["servo"], box, pins)
+    feedback = _read_feedback(s["feedback"], limits)
+    _check_light(s["pins"], pins)
+    # The box's character ([sound] to [door]): none of it can raise a limit (read after
+    # [limits], checked against it).
+    return Config(
+        path=host.path,
+        box=box,
+        pins=pins,
+        ejector=host.ejector,
+        timing=host.timing,
+        limits=limits,
+        jam=host.jam,
+        servo=servo,
+        feedback=feedback,
+        plant=host.plant,
+        sound=_read_sound(s["sound"]),
+        light=_read_light(s["light"]),
+        patterns=_read_patterns(s["patterns"], limits),
+        attenuation=_read_attenuation(s["attenuation"]),
+        door=_read_door(s["door"]),
+    )
 
-    sec = s["box"]
+
+def _read_box(sec: Section) -> BoxConfig:
+    """`[box]`."""
     box = BoxConfig(
         name=sec.getstr(
             "name",
@@ -208,20 +174,11 @@ def load(path: str | Path) -> Config:
         seats=sec.getint("seats", BoxConfig.seats, lo=2, hi=10),
     )
     sec.check_unknown()
+    return box
 
-    pins = _read_pins(s["pins"])
 
-    ejector_sec = s["ejector"]
-    ejector = read_ejector(ejector_sec)
-
-    timing = read_timing(s["timing"])
-
-    limits_sec = s["limits"]
-    limits = read_limits_section(limits_sec)
-
-    jam = read_jam(s["jam"], limits)
-
-    sec = s["servo"]
+def _read_servo(sec: Section, box: BoxConfig, pins: PinsConfig) -> ServoConfig:
+    """`[servo]`: one angle per seat when a servo is fitted."""
     min_angle = sec.getfloat("min_angle", ServoConfig.min_angle, lo=-180, hi=180)
     max_angle = sec.getfloat("max_angle", ServoConfig.max_angle, lo=-180, hi=180)
     if max_angle <= min_angle:
@@ -245,8 +202,11 @@ def load(path: str | Path) -> Config:
         )
     servo = ServoConfig(min_angle=min_angle, max_angle=max_angle, seat_angles=seat_angles)
     sec.check_unknown()
+    return servo
 
-    sec = s["feedback"]
+
+def _read_feedback(sec: Section, limits: LimitsConfig) -> FeedbackConfig:
+    """`[feedback]`."""
     feedback = FeedbackConfig(
         led_base_hz=sec.getfloat(
             "led_base_hz", FeedbackConfig.led_base_hz, lo=0, hi=50, above=True
@@ -261,25 +221,7 @@ def load(path: str | Path) -> Config:
         big_burst=sec.getint("big_burst", FeedbackConfig.big_burst, lo=1, hi=limits.max_burst),
     )
     sec.check_unknown()
-
-    plant = read_plant(s["plant"])
-
-    _check_ejector(s["pins"], ejector_sec, limits_sec, pins, ejector, timing, limits)
-    _check_light(s["pins"], pins)
-    personality = _read_personality(s, limits)
-    return Config(
-        path=where,
-        box=box,
-        pins=pins,
-        ejector=ejector,
-        timing=timing,
-        limits=limits,
-        jam=jam,
-        servo=servo,
-        feedback=feedback,
-        plant=plant,
-        **personality,
-    )
+    return feedback
 
 
 def _check_light(pins_sec: Section, pins: PinsConfig) -> None:
@@ -300,11 +242,9 @@ def _check_light(pins_sec: Section, pins: PinsConfig) -> None:
         )
 
 
-def _read_personality(s: dict[str, Section], limits: LimitsConfig) -> dict[str, Any]:
-    """``[sound]``, ``[light]``, ``[patterns]``, ``[attenuation]``, ``[door]``: the box's
-    character. None of them can raise a limit: they are read after ``[limits]`` and checked
-    against it."""
-    sec = s["sound"]
+def _read_sound(sec: Section) -> SoundConfig:
+    """`[sound]`: a pack that cannot play is a config mistake, said now (a folder on the box:
+    `read_for_host` leaves this section alone)."""
     sound = SoundConfig(
         player=sec.getchoice("player", SoundConfig.player, PLAYERS),
         pack=sec.getstr(
@@ -328,8 +268,11 @@ def _read_personality(s: dict[str, Section], limits: LimitsConfig) -> dict[str, 
             sound_pack.load(sound_pack.resolve(sound.pack, base=Path(sec.path).parent))
         except ConfigError as exc:
             raise sec.fail("pack", sound.pack, str(exc)) from None
+    return sound
 
-    sec = s["light"]
+
+def _read_light(sec: Section) -> LightConfig:
+    """`[light]`."""
     colors = sec._get("seat_colors", list(LightConfig.seat_colors))
     if (
         not isinstance(colors, list)
@@ -345,11 +288,12 @@ def _read_personality(s: dict[str, Section], limits: LimitsConfig) -> dict[str, 
         seat_colors=tuple(colors),
     )
     sec.check_unknown()
+    return light
 
-    sec = s["patterns"]
-    enabled = sec._get("enabled", PatternsConfig.enabled)
-    if not isinstance(enabled, bool):
-        raise sec.fail("enabled", enabled, i18n._("must be true or false"))
+
+def _read_patterns(sec: Section, limits: LimitsConfig) -> PatternsConfig:
+    """`[patterns]`: a whir stays below `[limits] ejector_max_on_ms`."""
+    enabled = sec.get("enabled", PatternsConfig.enabled, patterns.KEYS["enabled"])
     raw = sec._get("pattern", [])
     if not isinstance(raw, list):
         raise sec.fail("pattern", raw, i18n._("must be written as [[patterns.pattern]] tables"))
@@ -360,13 +304,11 @@ def _read_personality(s: dict[str, Section], limits: LimitsConfig) -> dict[str, 
             own.append(parse_pattern(item, whir_max_ms=whir_max))
         except ValueError as exc:
             raise ConfigError(f"{sec.path}: [[patterns.pattern]] {exc}") from None
-    builtin = sec._get("builtin", PatternsConfig.builtin)
-    if not isinstance(builtin, bool):
-        raise sec.fail("builtin", builtin, i18n._("must be true or false"))
+    builtin = sec.getbool("builtin", PatternsConfig.builtin)
     if not builtin and not own:
         raise sec.fail("builtin", builtin, i18n._("needs [[patterns.pattern]] tables of your own"))
     time_scale = sec.getfloat("time_scale", PatternsConfig.time_scale, lo=0, hi=1, above=True)
-    patterns = PatternsConfig(
+    config = PatternsConfig(
         enabled=enabled,
         seed=sec.getint("seed", PatternsConfig.seed, lo=0, hi=MAX_SEED),
         builtin=builtin,
@@ -374,37 +316,28 @@ def _read_personality(s: dict[str, Section], limits: LimitsConfig) -> dict[str, 
         patterns=shortened(merge(BUILTIN if builtin else (), own), time_scale),
     )
     sec.check_unknown()
+    return config
 
-    sec = s["attenuation"]
-    spam = sec._get("spam_sound", AttenuationConfig.spam_sound)
-    if not isinstance(spam, bool):
-        raise sec.fail("spam_sound", spam, i18n._("must be true or false"))
-    curve = sec.getnumbers("curve", list(AttenuationConfig.curve), lo=0, hi=1)
-    if not 1 <= len(curve) <= MAX_CURVE:
-        raise sec.fail(
-            "curve",
-            list(curve),
-            i18n._("must list 1 to {most} factors from 0 to 1").format(most=MAX_CURVE),
-        )
-    attenuation = AttenuationConfig(
-        window_ms=sec.getint("window_ms", AttenuationConfig.window_ms, lo=0, hi=MAX_WINDOW_MS),
-        curve=curve,
-        spam_sound=spam,
+
+def _read_attenuation(sec: Section) -> AttenuationConfig:
+    """`[attenuation]`: every key is a personality setting too, checked by its own check."""
+    config = AttenuationConfig(
+        **{
+            key: sec.get(key, getattr(AttenuationConfig, key), check)
+            for key, check in attenuation.KEYS.items()
+        }
     )
     sec.check_unknown()
+    return config
 
-    sec = s["door"]
+
+def _read_door(sec: Section) -> DoorConfig:
+    """`[door]`."""
     door = DoorConfig(
         warn_interval_s=sec.getfloat("warn_interval_s", DoorConfig.warn_interval_s, lo=1, hi=3600)
     )
     sec.check_unknown()
-    return {
-        "sound": sound,
-        "light": light,
-        "patterns": patterns,
-        "attenuation": attenuation,
-        "door": door,
-    }
+    return door
 
 
 def _is_color(text: str) -> bool:
@@ -413,74 +346,6 @@ def _is_color(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _check_ejector(
-    pins_sec: Section,
-    ejector_sec: Section,
-    limits_sec: Section,
-    pins: PinsConfig,
-    ejector: EjectorConfig,
-    timing: TimingConfig,
-    limits: LimitsConfig,
-) -> None:
-    """Requirements that depend on the ejector kind and on other sections."""
-    if ejector.kind == "motor":
-        if pins.ejector_backward is None:
-            raise pins_sec.fail(
-                "ejector_backward",
-                MISSING,
-                i18n._('required with [ejector] kind = "motor" (H-bridge IN2)'),
-            )
-        if ejector.soft_start_ms > 0 and pins.ejector_enable is None:
-            raise ejector_sec.fail(
-                "soft_start_ms",
-                ejector.soft_start_ms,
-                i18n._("soft start needs [pins] ejector_enable (H-bridge EN); set it or use 0"),
-            )
-        if ejector.retract_ms >= limits.ejector_max_on_ms:
-            raise ejector_sec.fail(
-                "retract_ms",
-                ejector.retract_ms,
-                i18n._("must be below [limits] ejector_max_on_ms = {ms}").format(
-                    ms=limits.ejector_max_on_ms
-                ),
-            )
-        if timing.card_timeout_ms >= limits.ejector_max_on_ms:
-            raise limits_sec.fail(
-                "ejector_max_on_ms",
-                limits.ejector_max_on_ms,
-                i18n._("must be above [timing] card_timeout_ms = {ms}").format(
-                    ms=timing.card_timeout_ms
-                ),
-            )
-    else:
-        for key in ("ejector_backward", "ejector_enable"):
-            if getattr(pins, key) is not None:
-                raise pins_sec.fail(
-                    key,
-                    getattr(pins, key),
-                    i18n._('not used with [ejector] kind = "solenoid"; leave it out'),
-                )
-        if ejector.pulse_ms > limits.solenoid_max_on_ms:
-            raise ejector_sec.fail(
-                "pulse_ms",
-                ejector.pulse_ms,
-                i18n._("must be at most [limits] solenoid_max_on_ms = {ms}").format(
-                    ms=limits.solenoid_max_on_ms
-                ),
-            )
-    if pins.flywheel is not None and ejector.flywheel_spinup_ms >= limits.flywheel_max_on_ms:
-        raise ejector_sec.fail(
-            "flywheel_spinup_ms",
-            ejector.flywheel_spinup_ms,
-            i18n._("must be below [limits] flywheel_max_on_ms = {ms}").format(
-                ms=limits.flywheel_max_on_ms
-            ),
-        )
-
-
-# --- `launcher config check` -------------------------------------------------------------------
 
 
 def summary(cfg: Config) -> list[str]:

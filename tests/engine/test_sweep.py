@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 import engine.sweep as sweep
-from common.boxconfig import read_host
+from common.boxconfig import read_for_host
 from engine.cli import main
 from engine.duration import BoxTimes, game_seconds
 from engine.executors import InlineExecutor
 from engine.scoring import SCORING_MODES
+from firmware import config as box_config
 from tests.configs import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -281,8 +282,8 @@ def test_a_bad_sweep_file_is_a_one_line_usage_error(
 @pytest.mark.parametrize(
     ("make", "needle"),
     [
-        (lambda d: d / "missing.toml", "no such sweep file"),
-        (lambda d: d, "is a directory"),
+        (lambda d: d / "missing.toml", "missing.toml: cannot read this file: No such file"),
+        (lambda d: d, ": cannot read this file: Is a directory"),
         (lambda d: _binary(d), "not a text file"),
     ],
 )
@@ -298,7 +299,7 @@ def test_an_unusable_sweep_file_is_a_one_line_usage_error(
 
 def _binary(folder: Path) -> Path:
     path = folder / "sweep.toml"
-    path.write_bytes(b"\xff\xfe\x00garbage")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")  # an image given by mistake
     return path
 
 
@@ -347,21 +348,25 @@ def test_a_box_config_sets_the_jam_model_and_the_timings(
     assert slow["per_game"]["minutes"]["mean"] > usual["per_game"]["minutes"]["mean"]
 
 
-def test_a_box_config_naming_a_sound_pack_only_the_pi_has_is_read(
+def test_a_box_config_naming_the_pis_own_sound_pack_reads_on_a_laptop(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The host reads what it uses of a box's file ([jam], [limits], the timings); the sound pack
-    folder is the Pi's business (firmware.config.load checks it there)."""
+    # The box checks its sound pack's folder (a folder on the Pi); the host reads only the
+    # sections it uses, so a box's own config sweeps as it is.
+    pack = "/usr/share/unoattack-no-such-box/sounds/our-pack"
     box = write_config(
         tmp_path / "box.toml",
-        {"sound.player": "aplay", "sound.pack": "/home/pi/sounds/party", "jam.seed": 7},
+        {"sound.player": "aplay", "sound.pack": pack, "timing.cooldown_ms": 0},
     )
+    with pytest.raises(box_config.ConfigError, match="our-pack"):
+        box_config.load(box)  # the box itself refuses it, as it should
     data = run_json(capsys, *QUICK, "--set", f"config={box}")
-    assert data["results"][0]["setting"]["config"] == str(box)
+    assert data["results"][0]["rounds"] > 0
+    assert read_for_host(box).timing.cooldown_ms == 0
 
 
 def test_box_times_from_the_default_config() -> None:
-    cfg = read_host(ROOT / "hardware" / "launcher.toml")
+    cfg = read_for_host(ROOT / "hardware" / "launcher.toml")
     box = BoxTimes.from_config(cfg)
     # cooldown 300 + flywheel 250 + soft start 150 + motor spin-up 40 + settle 100; 60 per card.
     assert box == BoxTimes(burst_ms=840.0, card_ms=60.0)
@@ -374,7 +379,7 @@ def test_a_solenoid_box_times_its_pulses(tmp_path: Path) -> None:
     box = write_config(
         tmp_path / "solenoid.toml", solenoid, {"pins.ejector_enable": None, "pins.flywheel": None}
     )
-    times = BoxTimes.from_config(read_host(box))
+    times = BoxTimes.from_config(read_for_host(box))
     assert times == BoxTimes(burst_ms=300.0, card_ms=40.0 + 120.0)
 
 
