@@ -1,6 +1,6 @@
 """A round seen from the referee's desk: the hands are counts, not cards.
 
-The table referee (engine/table.py) cannot see hands. `BlindRound` is `Round` (engine/game.py)
+The table referee (engine/table/) cannot see hands. `BlindRound` is `Round` (engine/game.py)
 with the few questions only the cards could answer put to the table instead:
 
 - a card played: it is in the deck and the hand holds enough cards (not that it holds *that* card);
@@ -158,10 +158,6 @@ class BlindRound(Round):
     def counts(self) -> list[int]:
         """How many cards each seat holds."""
         return [len(h) for h in self.hands]
-
-    def next_seat(self, seat: int) -> int:
-        """The seat after `seat` in the direction of play."""
-        return self._next(seat)
 
     @property
     def origin(self) -> int:

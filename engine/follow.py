@@ -1,7 +1,7 @@
 """The table referee following a simulated round: what a table tells it of every move.
 
-`Round` (engine/game.py) plays with the hands; the referee (engine/referee.py) sees only what
-the table tells it: the card played (with its colour, its target, a Discard All's count), what
+`Round` (engine/game.py) plays with the hands; the referee (engine/table/referee.py) sees only
+what the table tells it: the card played (with its colour, its target, a Discard All's count), what
 each press or dispense fired, "pass" when what came does not play, whether a challenged Wild
 Draw Four was legal, and at the end the cards left in each hand. `Follower` turns each move of
 a round into those calls, as the players at a table would say them.

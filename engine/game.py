@@ -10,7 +10,7 @@ mistakes the rules punish instead of forbidding: a false UNO call (three or more
 accusing a player who does not hold one card. `apply` accepts those and charges the penalty.
 
 What each card does is read from one table, `engine.effects.EFFECTS`; `Round` applies it. The table
-referee (engine/table.py) drives a hand-blind subclass of `Round` (engine/blind.py), so both follow
+referee (engine/table/) drives a hand-blind subclass of `Round` (engine/blind.py), so both follow
 the same code for every rule.
 
 A launcher only says how many cards fire (`hit(seat, loaded)`, `dispense(n, loaded)`); the round

@@ -6,7 +6,6 @@ every option name and value and fills the preset's defaults for the rest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
 from engine.errors import InputError
@@ -160,11 +159,6 @@ def parse_value(raw: str) -> object:
     if raw.lstrip("-").isdigit():
         return int(raw)
     return raw
-
-
-def rules_from_mapping(preset: str, players: int, options: Mapping[str, object]) -> Rules:
-    """rules_for with the options as a mapping (a TOML `[options]` table)."""
-    return rules_for(preset, players, **dict(options))
 
 
 def _check_option(name: str, value: object) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Any, TextIO
@@ -125,8 +124,3 @@ def _isatty(stream: Any) -> bool:
         return bool(stream.isatty()) and os.isatty(stream.fileno())
     except (AttributeError, ValueError, OSError):
         return False
-
-
-def stdin_console(out: TextIO, history: Path | None) -> Console:
-    """The console of `unoattack table`: stdin, and `out` for messages."""
-    return Console(sys.stdin, out, history=history)

@@ -177,7 +177,6 @@ class TableService:
         self._out = _Lines()
         session.out = self._out  # type: ignore[assignment]  # what the session says, captured
         self._lock = threading.RLock()
-        self._changed = threading.Condition(self._lock)
         self.version = 0  # bumped at every published change
         self.publish: Publisher | None = None
         self.panel = BoxPanel(connected=self.box is not None)
@@ -213,12 +212,6 @@ class TableService:
             "max_fired": MAX_FIRED,  # the `fired N` buttons without a box: 0 to this
             "watch_only": self.watch_only,
         }
-
-    def wait_change(self, version: int, timeout: float) -> int:
-        """Block until a change after `version` is published (or `timeout`); the new version."""
-        with self._changed:
-            self._changed.wait_for(lambda: self.version != version, timeout)
-            return self.version
 
     # -- acting -----------------------------------------------------------------------------
     def command_of(self, request: dict[str, Any]) -> Command | Answer:
@@ -429,7 +422,6 @@ class TableService:
     def _publish(self, messages: list[str], cause: dict[str, Any]) -> None:
         """Hand one update to the server (lock held: updates go out in the order of changes)."""
         self.version += 1
-        self._changed.notify_all()
         if self.publish is not None:
             update = {
                 "messages": list(messages),

@@ -1,7 +1,7 @@
 """The simulator's rules and the table referee's are one: every move of seeded bot rounds is fed
 to the referee, and after every move the two must agree.
 
-`Round` (engine/game.py) plays with the hands; the referee (engine/referee.py, on
+`Round` (engine/game.py) plays with the hands; the referee (engine/table/referee.py, on
 engine/blind.py) sees only what the table tells it (engine/follow.py): the card played, a
 Discard All's count, what each press or dispense fired, "pass" when what came does not play,
 whether a challenged Wild Draw Four was legal. After each move they must agree on the turn, the
