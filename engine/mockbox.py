@@ -4,8 +4,8 @@
 the plant (the simulated mechanism) behind a real pty, so the host talks to a real daemon over a
 real serial link on any laptop. `mock_config` is the config it runs with: the default
 `launcher.toml` with its timings divided by `--speed` (safety limits untouched), one aiming
-angle per seat, and every random choice of the box seeded (`demo_config` edits the file's text,
-comments and every other key kept).
+angle per seat, and every random choice of the box seeded (`demo_config` edits the file's text
+with common/boxtoml.py, the one editor of a box's file: comments and every other key kept).
 
 The child is always stopped (SIGTERM, then SIGKILL) on the way out: `stop()` is idempotent, the
 child gets SIGTERM from the kernel when its parent dies, and it runs in a session of its own so
