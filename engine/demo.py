@@ -150,6 +150,7 @@ class Demo:
         # What each move did, said as the table says it; every obligation is said too (the
         # demo has no referee to say who owes first).
         self.narrator = Narrator(self.names, classic=preset == "classic", obligations=True)
+        self._told = 0  # how much of the round's record the narrator has said
         self.states: list[str] = []
         self.checks: list[dict[str, Any]] = []
         self.turns = 0
@@ -238,6 +239,7 @@ class Demo:
         )
         while not game.over:
             rnd = game.start_round()
+            self._told = 0
             self.launcher.drain()
             number = game.rounds_played + 1
             dealt = RoundStarted(number, rnd.dealer, rnd.top, len(rnd.pile))
@@ -268,10 +270,12 @@ class Demo:
         self.spectator.after(rnd, act)
 
     def _tell(self, rnd: Round) -> None:
-        """Say what the round recorded since it was last told (the narrator's words)."""
-        for line in self.narrator.lines(rnd.outcomes):
+        """Say what the round recorded since it was last told (the narrator's words). The
+        record is kept whole: the referee of `demo --web` follows the moves from it too."""
+        fresh = rnd.outcomes[self._told :]
+        self._told = len(rnd.outcomes)
+        for line in self.narrator.lines(fresh):
             self.screen.line("  " + line)
-        rnd.outcomes.clear()
 
     def _check_conservation(self, round_no: int, pile: int) -> None:
         """The engine's virtual pile must equal the plant's hopper (cards are conserved)."""

@@ -4,7 +4,9 @@
 what the table tells it: the card played (with its colour, its target, a Discard All's count), what
 each press or dispense fired, "pass" when what came does not play, whether a challenged Wild
 Draw Four was legal, and at the end the cards left in each hand. `Follower` turns each move of
-a round into those calls, as the players at a table would say them.
+a round into those calls, as the players at a table would say them, from what the round
+recorded of the move (its outcomes, engine/outcomes.py: a card played and what went down with
+it, what a press fired): the round must record them (`record=True`).
 
 Two users: the differential test (tests/engine/test_table_differential.py), which checks after
 every move of 10,000 bot rounds that the referee agrees with the simulator, and `unoattack demo
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.game import Action, Round
-from engine.outcomes import Outcome
+from engine.outcomes import Drew, Fired, Outcome, Played
 from engine.table.referee import Referee
 
 __all__ = ["Change", "Follower", "Step"]
@@ -42,6 +44,8 @@ class Follower:
     """
 
     def __init__(self, rnd: Round, step: Step) -> None:
+        if not rnd.recording:
+            raise ValueError("a round followed by the referee records its outcomes (record=True)")
         self.rnd = rnd
         self.step = step
         self.started = False
@@ -51,23 +55,20 @@ class Follower:
 
     # -- moves ---------------------------------------------------------------------------------
     def facts(self) -> dict[str, Any]:
-        """What the table sees before a move: hand counts, what is owed, whether a WD4 was
-        legal, whose turn it is and who acts."""
+        """What the table knows before a move: whether anything is owed, whether a WD4 was
+        legal; and where the round's record stands (what the move adds is read after it)."""
         rnd = self.rnd
         return {
-            "counts": [len(h) for h in rnd.hands],
-            "pending": [(d.seat, d.kind, d.n, d.fresh) for d in rnd.pending],
+            "pending": bool(rnd.pending),
             "wd4_legal": rnd.wd4_legal,
-            "turn": rnd.turn,
-            "actor": rnd.actor,
+            "told": len(rnd.outcomes),
         }
 
     def moved(self, act: Action, facts: dict[str, Any]) -> None:
         """`act` was applied to the round (`facts`: taken just before): tell the referee."""
         rnd = self.rnd
         facts = dict(facts)
-        facts["after"] = [len(h) for h in rnd.hands]
-        facts["turn_after"] = rnd.turn
+        facts["did"] = rnd.outcomes[facts["told"] :]
         facts["may_play"] = rnd.drawn is not None or rnd.fired_play
         if self.started:
             self.step(lambda ref: self._feed(ref, act, facts))
@@ -111,16 +112,13 @@ class Follower:
         """Tell the referee what the table saw of `act`."""
         seat = act.seat
         if act.kind == "play":
-            card = act.cards[0]
-            taken = facts["counts"][seat] - facts["after"][seat]
-            discarded = taken - len(act.cards) if card.face == "DA" else 0
-            jump = seat != facts["actor"]
+            played = next(o for o in facts["did"] if isinstance(o, Played))
             return ref.play(
-                act.cards if len(act.cards) > 1 else card,
+                act.cards if len(act.cards) > 1 else act.cards[0],
                 color=act.color,
                 target=act.target,
-                discarded=discarded,
-                seat=seat if jump else None,
+                discarded=played.discards,
+                seat=seat if played.jump else None,
             )
         if act.kind in ("hit", "draw"):
             return self._feed_take(ref, act, facts)
@@ -138,7 +136,7 @@ class Follower:
     @staticmethod
     def _feed_take(ref: Referee, act: Action, facts: dict[str, Any]) -> list[Outcome]:
         seat = act.seat
-        fired = facts["after"][seat] - facts["counts"][seat]
+        fired = sum(o.count for o in facts["did"] if isinstance(o, Fired | Drew) and o.seat == seat)
         msgs: list[Outcome] = []
         if facts["pending"]:
             if ref.classic and ref.round is not None and ref.round.answerable():

@@ -591,6 +591,11 @@ class Round:
         """The card on top of the discard pile."""
         return self.discard[-1]
 
+    @property
+    def recording(self) -> bool:
+        """Whether the round records its outcomes (`record=True`; a simulation's does not)."""
+        return self._recording
+
     def _settle(self) -> None:
         """Set `actor` from the state: the first pending obligation's seat, else the turn, None
         once the round is over. Called after every change (apply inlines it on its fast paths)."""

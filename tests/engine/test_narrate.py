@@ -41,10 +41,19 @@ def test_every_kind_is_a_frozen_slotted_record_listed_by_its_module() -> None:
         assert kind.__name__ in outcomes.__all__, kind
 
 
-def _round(record: bool, seed: int) -> Round:
+SETTINGS = [
+    ("attack", {}),
+    ("attack", {"play_fired_card": True, "jump_in": True, "multi_play": True}),
+    ("attack-1998", {}),
+    ("classic", {}),  # a plain draw: the fast path a simulation takes when it records nothing
+    ("classic", {"draw_until_playable": True, "jump_in": True}),
+]
+
+
+def _round(preset: str, options: dict[str, object], record: bool, seed: int) -> Round:
     rnd = Round(
-        PRESETS["attack"],
-        rules_for("attack", 3),
+        PRESETS[preset],
+        rules_for(preset, 3, **options),
         VirtualLauncher.seeded(seed),
         players=3,
         seed=seed,
@@ -54,16 +63,24 @@ def _round(record: bool, seed: int) -> Round:
     return rnd
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_a_simulation_records_nothing_and_plays_the_same(seed: int) -> None:
-    quiet, told = _round(False, seed), _round(True, seed)
-    assert quiet.outcomes == []
-    assert told.outcomes  # the round's own story
-    assert quiet.winner == told.winner
-    assert [len(h) for h in quiet.hands] == [len(h) for h in told.hands]
-    lines = Narrator(["Ann", "Bob", "Cat"], classic=False).lines(told.outcomes)
-    assert lines and all(isinstance(line, str) and line for line in lines)
-    assert log_lines(told.outcomes)
+@pytest.mark.parametrize(("preset", "options"), SETTINGS)
+def test_a_simulation_records_nothing_and_plays_the_same(
+    preset: str, options: dict[str, object]
+) -> None:
+    for seed in range(40):
+        quiet, told = _round(preset, options, False, seed), _round(preset, options, True, seed)
+        assert quiet.outcomes == [] and not quiet.recording
+        assert told.outcomes and told.recording  # the round's own story
+        assert (quiet.winner, quiet.turns, quiet.presses, quiet.cards_fired) == (
+            told.winner,
+            told.turns,
+            told.presses,
+            told.cards_fired,
+        )
+        assert quiet.hands == told.hands and quiet.discard == told.discard
+        lines = Narrator(["Ann", "Bob", "Cat"], classic=preset == "classic").lines(told.outcomes)
+        assert lines and all(isinstance(line, str) and line for line in lines)
+        assert log_lines(told.outcomes)
 
 
 def test_the_narrator_names_players_and_the_log_names_seats() -> None:

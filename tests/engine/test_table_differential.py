@@ -263,7 +263,7 @@ def run_games(seed: int, rounds: int) -> Tally:
             mode=mode,
             target=target,
             seed=game_seed,
-            record=False,
+            record=True,  # the referee follows what the round records of each move
         )
         ref = Referee(NAMES[:players], deck=preset, mode=mode, target=target, options=options)
         bots: list[Any] = [
