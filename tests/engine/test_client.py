@@ -192,8 +192,9 @@ def test_silent_box_times_out(box: FakeBox) -> None:
 
 
 def test_command_times_out_when_replies_stop(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=0.8) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:  # the hello is answered
         box.mute = True
+        client.timeout = 2.0  # resends at 0.25, 0.75 and 1.75 s: one is enough however late
         with pytest.raises(BoxError) as info:
             client.status()
         assert info.value.code == "TIMEOUT"
