@@ -56,7 +56,7 @@ def test_press_fire_result_arrives_once_and_in_order(box: FakeBox) -> None:
 
 
 def test_lost_reply_is_resent_with_same_id_and_runs_once(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=5) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         box.drop_replies = 2
         press_id = client.press()
         assert press_id == 1
@@ -109,7 +109,7 @@ def test_garbled_frame_is_counted_and_recovered(box: FakeBox) -> None:
 
 
 def test_unplugged_port_is_reopened_and_nothing_is_lost(box: FakeBox) -> None:
-    with BoxClient(str(box.link), timeout=5) as client:
+    with BoxClient(str(box.link), timeout=PATIENT) as client:
         first = client.press()
         box.unplug()
         # events made while the host is away are replayed after the new hello
