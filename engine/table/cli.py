@@ -228,6 +228,7 @@ def run(session: TableSession, lines: TextIO | Console) -> int:
         finally:
             stop.set()
             ready.set()
+            console.stop_reading()  # what is said from here on is printed at once
         if code != 1:
             session.goodbye()
         console.close()
