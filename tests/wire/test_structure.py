@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -219,3 +220,38 @@ def test_library_entry_points_take_the_games_options() -> None:
     for entry in (build_session, open_table):
         first = next(iter(inspect.signature(entry, eval_str=True).parameters.values()))
         assert first.annotation is GameOptions, entry.__name__
+
+
+def _architecture_section(title: str) -> str:
+    """One `## title` section of docs/architecture.md (up to the next `## `)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 3)
+    return text[start : end if end >= 0 else None]
+
+
+def test_the_architecture_pages_tables_are_true_to_the_tree() -> None:
+    # "Where does X live": every file or folder it sends a reader to exists.
+    where = _architecture_section("Where does X live")
+    named = set(re.findall(r"`((?:common|engine|firmware|wire|i18n|tests)/[\w/.]*)`", where))
+    assert named and {p for p in named if not (ROOT / p.split()[0]).exists()} == set()
+    # The module table names every module of the house (a package's __init__ when it holds
+    # code, not only its docstring), and no module that is gone.
+    table = _architecture_section("Packages and ownership")
+    rows = set(re.findall(r"^\| `([\w/]+\.py)`", table, re.M))
+    modules = {
+        path.relative_to(ROOT).as_posix()
+        for path in sources().values()
+        if path.name != "__init__.py" or _holds_code(tree(path))
+    }
+    assert modules - rows == set()
+    assert {row for row in rows if not (ROOT / row).exists()} == set()
+
+
+def _holds_code(module: ast.Module) -> bool:
+    """Whether a module is more than its docstring and `from __future__` imports."""
+    return any(
+        not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+        and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+        for node in module.body
+    )
