@@ -235,9 +235,9 @@ class HeuristicBot:
             if challenge is not None and _bluff_likely(rnd):
                 return challenge
             return hit_or_draw if hit_or_draw is not None else acts[0]
-        for act in takes:
-            if act is not None:
-                return act
+        for take in takes:
+            if take is not None:
+                return take
         return acts[0]
 
     def _best_play(self, rnd: Round, seat: int, plays: list[Action]) -> Action | None:

@@ -129,7 +129,7 @@ def rules_for(preset: str, players: int = 4, **options: object) -> Rules:
     values: dict[str, object] = dict(PRESET_DEFAULTS[preset])
     for name, value in options.items():
         _check_option(name, value)
-        values[name] = value.upper() if name == "custom_wild_effect" else value  # type: ignore[union-attr]
+        values[name] = str(value).upper() if name == "custom_wild_effect" else value
     if values.get("draw_until_playable") and preset != "classic":
         raise InputError(_("draw_until_playable is a classic rule: use it with preset classic"))
     if values.get("play_fired_card") and preset == "classic":

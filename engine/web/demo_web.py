@@ -65,18 +65,23 @@ class TableSpectator(Spectator):
     def before(self, rnd: Any, act: Any) -> None:
         if self.stop.is_set():
             raise Stopped
-        self._facts = self.follower.facts()
+        self._facts = self._following().facts()
         self._seat = act.seat
 
     def after(self, rnd: Any, act: Any) -> None:
         self._cause = {"demo": act.kind, "seat": act.seat}
-        self.follower.moved(act, self._facts)
+        self._following().moved(act, self._facts)
         if self.stop.wait(self.pace):
             raise Stopped
 
     def round_over(self, rnd: Any) -> None:
         self._cause = {"demo": "round over"}
-        self.follower.finish()
+        self._following().finish()
+
+    def _following(self) -> Follower:
+        """The follower of the round being played (made when it starts)."""
+        assert self.follower is not None, "a move told before its round started"
+        return self.follower
 
     def box_event(self, event: dict[str, Any]) -> None:
         self.service.show_box_event(event)
