@@ -316,8 +316,9 @@ class DaskExecutor(_Stoppable):
         yield from self._in_flight(submit, len(tasks), result, client.cancel)
 
     def _release(self) -> None:
-        client, self._client = getattr(self, "_client", None), None
+        client = getattr(self, "_client", None)
         if client is not None:
+            del self._client  # released once
             client.close()
 
 

@@ -248,7 +248,9 @@ def format_schedule(schedule: Schedule) -> str:
         ).format(half=schedule.seats // 2),
         "",
     ]
-    rows = [[_("rounds"), *(_("table {n}").format(n=t + 1) for t in range(schedule.tables))]]
+    rows: list[list[str]] = [
+        [_("rounds"), *(_("table {n}").format(n=t + 1) for t in range(schedule.tables))]
+    ]
     for stage in schedule.stages:
         span = schedule.rounds_of(stage)
         rows.append(
@@ -265,7 +267,7 @@ def format_standings(night: Night) -> str:
     """The standings after a simulated night, best first, and the champion(s)."""
     standings = night.standings
     played = standings.played()
-    rows = [[_("place"), _("player"), _("bot"), _("total"), _("rounds")]]
+    rows: list[list[str]] = [[_("place"), _("player"), _("bot"), _("total"), _("rounds")]]
     for place, name, total in standings.ranking():
         rows.append([str(place), name, night.bots[name], number(total), number(played[name])])
     lines = [

@@ -248,8 +248,9 @@ class WebApp:
         data = await read_json(request)
         if set(data) - {"code"}:
             extra = sorted(set(data) - {"code"})[0]
-            problem = f"unknown field `{shown(extra)}`: send code"
-            return JSONResponse({"ok": False, "error": problem}, 400)
+            return JSONResponse(
+                {"ok": False, "error": f"unknown field `{shown(extra)}`: send code"}, 400
+            )
         client = request.client.host if request.client else "?"
         held = self.auth.throttle.wait(client) > 0  # too many wrong codes: 429, not 403
         token, problem, wait = self.auth.join(client, data.get("code"))
@@ -326,7 +327,7 @@ class WebApp:
             await ws.send_text(text)
 
     async def _on_message(
-        self, message: dict[str, Any], token: object, lang: str
+        self, message: MutableMapping[str, Any], token: object, lang: str
     ) -> dict[str, Any]:
         text = message.get("text")
         if text is None:

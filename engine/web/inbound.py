@@ -171,9 +171,9 @@ def kind_of(value: object) -> str:
     """What a JSON value is, in words (for a refusal)."""
     if value is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
-        type(value), {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-    )
+    simple: dict[type, str] = {bool: "a boolean", int: "a number", float: "a number"}
+    simple |= {str: "a string", list: "a list", dict: "an object"}
+    return simple.get(type(value), type(value).__name__)
 
 
 def check_request(kind: object, data: dict[str, Any]) -> str | None:
@@ -198,7 +198,8 @@ def check_request(kind: object, data: dict[str, Any]) -> str | None:
         return "`act` needs a `command` (or a `line` as typed at `unoattack table`), one of them"
     for key, wanted in allowed.items():
         if key in data and not isinstance(data[key], wanted):
-            want = {str: "a string", dict: "an object"}[wanted]
+            wants: dict[type, str] = {str: "a string", dict: "an object"}
+            want = wants[wanted]
             return f"`{key}` must be {want}, not {kind_of(data[key])}"
     if kind == "box":
         op = data["op"]

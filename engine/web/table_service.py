@@ -175,7 +175,7 @@ class TableService:
         # What the session said while it was opened ("resuming the game saved in ...").
         self.startup_messages = said.take() if isinstance(said, _Lines) else []
         self._out = _Lines()
-        session.out = self._out  # type: ignore[assignment]  # what the session says, captured
+        session.out = self._out  # what the session says, captured
         self._lock = threading.RLock()
         self.version = 0  # bumped at every published change
         self.publish: Publisher | None = None
@@ -325,9 +325,9 @@ class TableService:
             problem = message_of(exc)
         with self._lock:
             before = self.panel.snapshot()
+            messages: list[str] = []
             if status is not None:
                 self.panel.on_status(status)
-                messages = []
             else:
                 messages = [_("box: no status: {problem}").format(problem=problem)]
             if messages or self.panel.snapshot() != before:
@@ -353,7 +353,7 @@ class TableService:
             reply = box.command(wire_op, **args) if wire_op != "status" else {}
         except UnoError as exc:
             return Answer(False, error=_("box: {problem}").format(problem=message_of(exc)))
-        messages = []
+        messages: list[str] = []
         if op == "reset":
             messages = [_("box reset: {state}").format(state=reply.get("state", "done"))]
         elif op in ("model", "model.set"):
