@@ -418,9 +418,7 @@ def load_state(path: Path) -> StateFile:
     try:
         data = textfile.parse_json(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputError(
-            _("{path}: cannot read state file: {strerror}").format(path=path, strerror=exc.strerror)
-        ) from None
+        raise InputError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:
         # A binary file given by mistake: name it, not the codec.
         raise InputError(

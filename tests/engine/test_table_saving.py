@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import engine.table.session
 import engine.table.state_file
+from engine.errors import InputError
 from engine.table.referee import Referee
 from engine.table.session import TableSession
 from engine.table.state_file import load_state
@@ -162,3 +163,14 @@ def test_digits_that_are_no_count_are_refused_not_crashed_on(tmp_path: Path, lin
     s.handle_line("R5")
     s.handle_line(line)
     assert s.refusal is not None and out.getvalue().splitlines()[-1].startswith("! ")
+
+
+def test_a_state_file_that_cannot_be_read_is_said_as_every_file_is(tmp_path: Path) -> None:
+    # one wording for a file that cannot be read (common/textfile.py), the state file's too
+    with pytest.raises(InputError) as missing:
+        load_state(tmp_path / "gone.json")
+    assert str(missing.value) == f"{tmp_path / 'gone.json'}: cannot read this file: " + (
+        os.strerror(errno.ENOENT)
+    )
+    with pytest.raises(InputError, match=r": cannot read this file: Is a directory$"):
+        load_state(tmp_path)
