@@ -210,6 +210,12 @@ def test_speed_shortens_timings_but_leaves_limits(default_config_path):
     slow_cfg, fast_cfg = tomllib.loads(text), tomllib.loads(fast)
     assert fast_cfg["limits"] == slow_cfg["limits"]
     assert fast_cfg["timing"]["cooldown_ms"] == slow_cfg["timing"]["cooldown_ms"] // 10
+    # the retraction after each burst too, still on (it would be off at 0)
+    assert fast_cfg["ejector"]["retract_ms"] == slow_cfg["ejector"]["retract_ms"] // 10
+    assert (
+        tomllib.loads(demo_config(text, speed=1000, players=3, seed=5))["ejector"]["retract_ms"]
+        == 1
+    )
     assert fast_cfg["plant"]["feed_interval_ms"] >= 12
     assert fast_cfg["box"]["seats"] == 3 and len(fast_cfg["servo"]["seat_angles"]) == 3
     assert fast_cfg["jam"]["seed"] != 0
