@@ -30,7 +30,7 @@ from firmware.bench import (
 from firmware.cli import main
 from firmware.jam import sample
 from firmware.jam_cli import read_counts
-from firmware.pins import claim_pins
+from firmware.pins import claim_pins, is_lgpio
 from firmware.plant import Plant
 from tests.conftest import PIN_FACTORIES
 from tests.ctrl_c import interrupt
@@ -75,6 +75,26 @@ def plant_bursts(plant: Plant) -> list[list[float]]:
     ]
 
 
+def counted_as_the_plant_moved(
+    records: list[PressRecord], plant: Plant, pin_factory: Any
+) -> list[list[float]]:
+    """Check that every burst counted its planned cards and no card the plant did not move;
+    returns the plant's cards of each burst (`plant_bursts`).
+
+    On mock pins that is exactly the planned cards: the sensor's callback runs in the plant's
+    step and cuts the feed at the last one. On lgpio the cutoff waits for its alert thread to
+    deliver that card's edge, so a loaded machine may let the roller push one more out first:
+    that card is real, and its burst counts it (the fire's `extra`)."""
+    bursts = [r for r in records if r.planned > 0]
+    moved = plant_bursts(plant)
+    assert len(moved) == len(bursts), (moved, bursts)
+    for record, cards in zip(bursts, moved, strict=True):
+        assert record.planned <= record.ejected <= len(cards), (record, cards)
+        if not is_lgpio(pin_factory):
+            assert record.ejected == record.planned == len(cards), (record, cards)
+    return moved
+
+
 @on_both
 def test_measured_feed_interval_matches_the_plant_within_its_jitter(
     pin_factory: Any, tmp_path: Path
@@ -83,14 +103,8 @@ def test_measured_feed_interval_matches_the_plant_within_its_jitter(
     summary = result.summary
     assert summary["stopped"] is None
     assert summary["reasons"] == {"fired": 6}
-    # The bench reports the cards the plant really moved, burst by burst. Every planned card
-    # is there; on lgpio the feed cutoff waits for its alert thread to deliver the last card's
-    # edge, so a loaded machine may let the roller push one more out first: that card is real,
-    # and its burst counts it (the fire's `extra`). Nothing is counted the plant did not move.
-    bursts = plant_bursts(plant)
-    assert len(bursts) == len(result.records) == 6
-    for record, cards in zip(result.records, bursts, strict=True):
-        assert record.planned == 8 <= record.ejected <= len(cards), (record, cards)
+    assert [r.planned for r in result.records] == [8] * 6
+    bursts = counted_as_the_plant_moved(result.records, plant, pin_factory)
     assert summary["cards"] == sum(r.ejected for r in result.records) >= 48
     # The bench must measure what the plant really did. The plant runs on the wall clock, so on
     # a loaded machine its feeds come late (a 40 ms interval measured 65 ms under two CPU hogs):
@@ -133,7 +147,8 @@ def test_fire_mode_presses_follow_the_configured_jam_model(
     for k, n in enumerate(summary["cards_per_press"]):
         assert n == sum(1 for r in result.records if r.ejected == k)
     assert summary["reasons"].get("dry", 0) == planned.count(0)
-    assert summary["cards"] == sum(planned) == plant.ejected_total
+    counted_as_the_plant_moved(result.records, plant, pin_factory)
+    assert summary["cards"] == sum(r.ejected for r in result.records) >= sum(planned)
 
 
 @on_both
@@ -142,9 +157,12 @@ def test_cards_mode_refills_the_mock_hopper_and_stops_at_the_count(
 ) -> None:
     overrides = {"plant.hopper": 20}
     _, plant, result = _bench(pin_factory, tmp_path, overrides, mode="dispense", cards=50, burst=12)
-    assert result.summary["cards"] == 50
-    assert [r.planned for r in result.records] == [12, 12, 12, 12, 2]
-    assert plant.ejected_total == 50
+    counted_as_the_plant_moved(result.records, plant, pin_factory)
+    # Each dispense asks for what is left of the 50, 12 at most (on mock pins: 12, 12, 12, 12,
+    # 2); the run stops once 50 are out.
+    out = list(itertools.accumulate(r.ejected for r in result.records))
+    assert [r.planned for r in result.records] == [min(12, 50 - o) for o in [0, *out[:-1]]]
+    assert result.summary["cards"] == out[-1] >= 50 > out[-2]
 
 
 def test_the_run_stops_at_a_jam_even_before_the_box_has_latched_it(
