@@ -10,11 +10,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import importlib.metadata
 import importlib.util
 import math
 import os
-import platform
 import select
 import signal
 import stat
@@ -165,6 +163,11 @@ class _Version(argparse.Action):
 
 def version_text(prog: str) -> str:
     """`launcher 0.1.0 (Python 3.11.2)`: both programs ship in one distribution."""
+    # Imported here: the metadata machinery (email, zipfile, csv) is a fifth of what a command
+    # such as `unoattack deck` imports, and only --version reads it.
+    import importlib.metadata
+    import platform
+
     try:
         version = importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
