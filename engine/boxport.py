@@ -21,13 +21,17 @@ import argparse
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.errors import InputError
 from engine.mockbox import DEFAULT_SPEED, MockBox, check_speed, mock_config
 from i18n import _, number
-from wire.client import BoxClient, BoxError
 from wire.ports import PortError, check_port
+
+if TYPE_CHECKING:
+    # Imported where a box is connected: pyserial and the client's journal (sqlite3) are a
+    # sixth of what `unoattack --help` would import otherwise.
+    from wire.client import BoxClient
 
 __all__ = [
     "PORT_WORDS",
@@ -100,6 +104,8 @@ def check_box_arguments(args: argparse.Namespace) -> str:
     try:
         return check_port(args.port)
     except PortError as exc:  # `BAD_PORT: ...`, exit 2, as every command that takes a port
+        from wire.client import BoxError
+
         raise BoxError(exc.code, str(exc)) from None
 
 
@@ -110,6 +116,8 @@ def connect_box(
     applied (``{"stream", "seq"}``): the box replays every event after it, so a press made
     while the host was down still counts, and none counts twice. A name that cannot be a
     serial port is a usage error."""
+    from wire.client import BoxClient, BoxError
+
     try:
         client = BoxClient(port, timeout=timeout)
     except BoxError as exc:  # BAD_PORT: a name that can never be a port, the user's mistake

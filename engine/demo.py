@@ -20,10 +20,9 @@ import contextlib
 import os
 import time
 from functools import partial
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.bots import Bot, HeuristicBot, RandomBot
-from engine.box import BoxLauncher
 from engine.cards import load_deck
 from engine.errors import UnoError
 from engine.game import Action, Game, Round
@@ -34,8 +33,11 @@ from engine.rules import PRESET_NAMES, rules_for
 from engine.sim import play_round
 from engine.words import plural
 from i18n import _, number
-from wire.client import BoxClient
 from wire.text import news
+
+if TYPE_CHECKING:
+    # the box's client (pyserial, sqlite3) is imported once a demo plays, not for --help
+    from wire.client import BoxClient
 
 __all__ = ["NAMES", "Demo", "Screen", "Spectator", "color_wanted", "show_summary"]
 
@@ -137,6 +139,8 @@ class Demo:
             (HeuristicBot if s % 2 == 0 else RandomBot)(seed * 100 + s) for s in range(players)
         ]
         self.kinds = ["heuristic" if s % 2 == 0 else "random" for s in range(players)]
+        from engine.box import BoxLauncher
+
         self.launcher = BoxLauncher(client, on_fire=self._on_fire, on_event=self._on_event)
         preset = deck if deck in PRESET_NAMES else "attack"
         self.game = Game(

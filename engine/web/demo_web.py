@@ -20,12 +20,11 @@ from common.commandline import signals_as_interrupt
 from engine.boxport import mock_box
 from engine.demo import NAMES, Demo, Screen, Spectator, show_summary
 from engine.errors import InputError, UnoError
-from engine.follow import Follower
 from engine.web.options import add_web_arguments, need_web_extra
-from engine.web.table_service import TableService, demo_table
 from i18n import _, number
 
 if TYPE_CHECKING:
+    from engine.follow import Follower
     from engine.web.server import WebServer
 
 __all__ = ["WATCH_ONLY", "TableSpectator", "add_arguments", "run"]
@@ -59,6 +58,8 @@ class TableSpectator(Spectator):
         self._cause: dict[str, Any] = {}
 
     def round_started(self, rnd: Any) -> None:
+        from engine.follow import Follower  # the table referee, once a round is played
+
         self._cause = {"demo": "deal"}
         self.follower = Follower(rnd, self._step)
 
@@ -142,6 +143,9 @@ def run(
         raise InputError(f"--pace {args.pace:g}: 0 to 60 seconds")
     if not 0 <= args.wait_pages <= 1000:
         raise InputError(f"--wait-pages {args.wait_pages}: 0 to 1000 pages")
+    # Imported here, as the server is: `unoattack --help` builds this parser too.
+    from engine.web.table_service import TableService, demo_table
+
     names = list(NAMES[: args.players])
     if server is None:
         from engine.web.server import WebServer

@@ -10,7 +10,6 @@ from typing import Any
 
 from common.commandline import digits
 from engine.errors import InputError, UnoError
-from engine.web.auth import check_code
 from i18n import _
 
 __all__ = [
@@ -97,5 +96,8 @@ def check_web_arguments(args: Any) -> None:
 
 
 def check_join_code(code: str | None) -> None:
+    """`--code`, checked as the server checks a join code (InputError naming the problem)."""
+    from engine.web.auth import check_code  # hashing and secrets: not for --help
+
     if code is not None and (problem := check_code(code)) is not None:
         raise InputError("--code: " + problem)
