@@ -130,6 +130,12 @@ def _hurts(effect: Effect) -> bool:
     return effect.owes is not None or bool(effect.skips) or effect.reverses
 
 
+# The two read once per face (a bound WC has its face's): a heuristic bot scores every
+# candidate play with them, the hottest loop of a simulation.
+_PAIN_OF = {face: _pain(effect) for face, effect in EFFECTS.items()}
+_HURTS_OF = {face: _hurts(effect) for face, effect in EFFECTS.items()}
+
+
 class HeuristicBot:
     """A bot that plays well enough to beat `RandomBot` clearly.
 
@@ -289,7 +295,7 @@ class HeuristicBot:
                     if target is not None:
                         effect = effect_of(card.face, wild_effect)
                         if effect.owes == "target":
-                            score += _pain(effect) * _urgency(len(hands[target]))
+                            score += _PAIN_OF[effect.face] * _urgency(len(hands[target]))
                         elif effect.swaps_hands:
                             gain = n - 1 - len(hands[target])
                             if gain <= 0:
@@ -396,7 +402,7 @@ def _part(
         # Keep wilds (the only always-playable cards) while something else will do.
         score -= 90.0
     effect = effect_of(face, rnd.rules.custom_wild_effect)
-    if _hurts(effect):
+    if _HURTS_OF[effect.face]:
         hands = rnd.hands
         seats = rnd.seats
         nxt = _neighbour(rnd, seat, 1)
@@ -410,7 +416,7 @@ def _part(
             elif rnd.rules.two_player_rules:
                 score += _urgency(len(hands[nxt]))  # a skip with two players
         elif effect.owes != "target":  # a target is hurt per target (scored with it)
-            score += _pain(effect) * _urgency(len(hands[nxt]))
+            score += _PAIN_OF[effect.face] * _urgency(len(hands[nxt]))
     if card.face == "WD4" and rnd.color in colors:
         # A bluff: a challenge makes us draw four.
         score -= 150.0
