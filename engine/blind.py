@@ -97,8 +97,8 @@ class BlindRound(Round):
         rnd._told()
         return rnd
 
-    def _setup(self, *args: Any, **kwargs: Any) -> None:
-        super()._setup(*args, **kwargs)
+    def _seat(self, out: frozenset[int]) -> None:
+        super()._seat(out)
         # No fast paths: they test the cards in hand, which a blind round does not have.
         self._valid = [frozenset()] * self.players
 

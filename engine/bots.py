@@ -266,7 +266,8 @@ class HeuristicBot:
                     named = act.color
                     held = colors.count(named)
                     if card.color == named:  # the card itself (DA: all of its colour) leaves
-                        held = 0 if card.face == "DA" else held - 1
+                        whole = card.face == "DA" and not rnd.rules.discard_all_choice
+                        held = 0 if whole else held - 1
                     score = part + 6.0 * held
                     target = act.target
                     if target is not None:
@@ -305,7 +306,7 @@ class HeuristicBot:
         for c in cards:
             rest.remove(c)
         leaving = list(cards)
-        if card.face == "DA":
+        if card.face == "DA" and not rnd.rules.discard_all_choice:
             leaving += [c for c in rest if c.color == card.color]
             rest = [c for c in rest if c.color != card.color]
         if not rest:
@@ -362,7 +363,7 @@ def _part(
     without the colour-held term and what depends on the target (WAA, TH)."""
     color = card.color
     face = card.face
-    if face == "DA":
+    if face == "DA" and not rnd.rules.discard_all_choice:
         # Discard All takes every card of its colour with it; it hurts nobody.
         taken = colors.count(color)
         if n == taken:

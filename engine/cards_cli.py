@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
         help=_("show a deck's composition and point values"),
         description=_("Show a deck preset's (or a deck file's) cards, counts and point values."),
     )
-    _deck_option(deck)
+    add_deck_argument(deck)
     deck.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     deck.set_defaults(func=run_deck)
 
@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
         help=_("points of the cards left in a hand"),
         description=_("Add up the points of a hand, e.g. `unoattack score R5 WAA BH2`."),
     )
-    _deck_option(score)
+    add_deck_argument(score)
     score.add_argument("--json", action="store_true", help=_("print JSON instead of text"))
     score.add_argument(
         "cards", nargs="+", metavar="CARD", help=_("cards in notation (R5, BS, WAA)")
@@ -40,7 +40,8 @@ def register(subparsers: Any) -> None:
     score.set_defaults(func=run_score)
 
 
-def _deck_option(parser: argparse.ArgumentParser) -> None:
+def add_deck_argument(parser: Any) -> None:
+    """`--deck PRESET|FILE` (a parser or an argument group: deck, score, sim, schedule)."""
     parser.add_argument(
         "--deck",
         default="attack",

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "demo": "engine.demo",
     "table": "engine.table",
     "watch": "engine.watch",
+    "schedule": "engine.night",
     "serve": "engine.web.serve",
 }
 

@@ -15,7 +15,7 @@ always a plain wild when turned up first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.cards import NUMBER_FACES
 
@@ -53,7 +53,10 @@ class Effect:
     answers: frozenset[str] = frozenset()  # stacking: faces that may answer its penalty
     multi: bool = True  # multi_play: may be played several at once
     last_card: bool = True  # may be a player's last card (TH: never)
-    restricted_last: bool = False  # last_card_restriction forbids going out on it
+    # last_card_restriction forbids going out on it: seed 001 玩法二 names R, S and the plain
+    # wild ("不能是'reverse翻轉'，'skip跳過'或者是'wild變色'"); a wild that makes someone take
+    # cards may end a round ("若贏家最後一張打出的是...罰抽4張牌", the next player still draws).
+    restricted_last: bool = False
     # -- turned up first -----------------------------------------------------------------------
     # play: normal start; name: the first player names the colour (every wild does this too);
     # owe: the first player owes `take` (or hits until fire) and loses the turn;
@@ -134,7 +137,6 @@ EFFECTS: dict[str, Effect] = {
         adds_up=True,
         challengeable=True,
         answers=_PENALTY_ANSWERS_2["WD4"],
-        restricted_last=True,
         first="owe",
         first_classic="back",
     ),
@@ -146,7 +148,6 @@ EFFECTS: dict[str, Effect] = {
         take=4,
         adds_up=True,
         answers=_PENALTY_ANSWERS_2["WH4"],
-        restricted_last=True,
         first="owe",
     ),
     "WAA": Effect(
@@ -156,7 +157,6 @@ EFFECTS: dict[str, Effect] = {
         aims=True,
         owes="target",
         take=2,
-        restricted_last=True,
         first="owe",
     ),
     # Bound by custom_wild_effect when played (effect_of); turned up first it is a plain wild.
@@ -167,7 +167,6 @@ EFFECTS: dict[str, Effect] = {
         wild=True,
         owes="others",
         take=1,
-        restricted_last=True,
         first="all_but_dealer",
     ),
     "WHF": Effect(
@@ -177,7 +176,6 @@ EFFECTS: dict[str, Effect] = {
         owes="next",
         take=1,
         until_fire=True,
-        restricted_last=True,
         first="owe",
     ),
 }
@@ -185,20 +183,14 @@ EFFECTS: dict[str, Effect] = {
 
 def _bound(face: str) -> Effect:
     """WC acting as `face`: that face's effect (and name, so a stacking answer or an obligation
-    knows it by that face), a wild of its own turned up first."""
+    knows it by that face) on a wild, which names the colour; a plain wild turned up first."""
     base = EFFECTS[face]
-    return Effect(
-        base.face,
-        f"Wild Customizable as {base.name}",
+    return replace(
+        base,
+        name=f"Wild Customizable as {base.name}",
         wild=True,
-        aims=base.aims,
-        owes=base.owes,
-        take=base.take,
-        until_fire=base.until_fire,
-        adds_up=base.adds_up,
-        answers=base.answers,
-        restricted_last=True,
         first="name",
+        first_classic=None,
     )
 
 

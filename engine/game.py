@@ -14,8 +14,9 @@ referee (engine/table.py) drives a hand-blind subclass of `Round` (engine/blind.
 the same code for every rule.
 
 A launcher only says how many cards fire (`hit(seat, loaded)`, `dispense(n, loaded)`); the round
-takes that many off the top of its pile. `Game` plays rounds to the end in one of four scoring
-modes. The rules themselves are described in ../shared/RULES.md and docs/rules.md.
+takes that many off the top of its pile. `Game` plays rounds to the end in one of the scoring
+modes of engine/scoring.py. The rules themselves are described in ../shared/RULES.md and
+docs/rules.md.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from engine.cards import ALL_CARDS, COLORED_FACES, COLORS, WILD_FACES, Card, Dec
 from engine.effects import EFFECTS, Effect, effect_of, first_card
 from engine.errors import InputError, NoMatch, RuleError
 from engine.rules import Rules, player_range
-from engine.scoring import SCORING_MODES, decide, round_gains
+from engine.scoring import SCORING_MODES, judge, round_gains, team_of, teams_problem
 from engine.words import seat_label
 from i18n import _, ngettext
 
@@ -274,8 +275,11 @@ class Round:
     # (30), so with a plain __dict__ every attribute read in the hot paths took the slow lookup.
     __slots__ = (
         "_attack",
+        "_da_choice",
         "_eff",
+        "_knockout",
         "_logging",
+        "_many",
         "_multi",
         "_name_first",
         "_ok",
@@ -305,11 +309,13 @@ class Round:
         "direction",
         "discard",
         "drawn",
+        "finished",
         "fired_play",
         "hands",
         "last_seat",
         "launcher",
         "log",
+        "loser",
         "out",
         "pending",
         "pile",
@@ -337,15 +343,18 @@ class Round:
         out: Iterable[int] = (),
         log: bool = True,
         rng: random.Random | None = None,
+        knockout: bool = False,
     ) -> None:
         """Shuffle `deck` with `seed`, deal `rules.hand_size` cards to every seat in play starting
         left of `dealer`, load the rest into the launcher pile and turn up the first card.
 
         `rng`, if given, is used (and advanced) instead of a generator seeded with `seed`: a
         simulation can draw all its rounds from one seeded generator, as RLCard's game does,
-        instead of seeding a Mersenne Twister for every round.
+        instead of seeding a Mersenne Twister for every round. `knockout` (the knockout mode,
+        seed 001 淘汰制): a player who goes out leaves the round and the others play on until
+        one is left holding cards, the `loser`.
         """
-        self._setup(deck, rules, launcher, players, dealer, seed, out, log, rng)
+        self._setup(deck, rules, launcher, players, dealer, seed, out, log, rng, knockout)
         cards = deck.cards()
         _shuffle(cards, self._rng)
         need = rules.hand_size * len(self._order) + 1
@@ -384,6 +393,7 @@ class Round:
         seed: int | None = 0,
         out: Iterable[int] = (),
         log: bool = True,
+        knockout: bool = False,
     ) -> Round:
         """A round from a given position (scenarios, tests, a physical table).
 
@@ -393,7 +403,7 @@ class Round:
         `color` (default: the top card's colour) in play.
         """
         self = cls.__new__(cls)
-        self._setup(deck, rules, launcher, len(hands), dealer, seed, out, log)
+        self._setup(deck, rules, launcher, len(hands), dealer, seed, out, log, None, knockout)
         if direction not in (1, -1):
             raise InputError(f"direction = {direction}: 1 (left) or -1 (right)")
         if color is not None and color not in _ALL_COLORS:
@@ -435,6 +445,7 @@ class Round:
         out: Iterable[int],
         log: bool,
         rng: random.Random | None = None,
+        knockout: bool = False,
     ) -> None:
         low, high = player_range(rules.preset)
         if not low <= players <= high:
@@ -443,15 +454,9 @@ class Round:
         self.rules = rules
         self.launcher = launcher
         self.players = players
-        self.out = frozenset(out)
-        seating = _seating(players, self.out, rules.custom_wild_effect)
-        self._order = seating.order
+        self._seat(frozenset(out))
         if len(self._order) < 2:
             raise InputError("a round needs at least two seats in play")
-        self._pos = seating.pos
-        self._plays_of = seating.plays
-        self._valid = seating.valid
-        self._succs = seating.succ
         if dealer not in self._pos:
             raise InputError(f"dealer = {dealer}: a seat in play")
         self.dealer = dealer
@@ -473,14 +478,17 @@ class Round:
         self._take_name = "hit" if rules.attack else "draw"
         self._takes = _HIT if rules.attack else _DRAW  # the take action of each seat
         self._multi = rules.multi_play
+        self._da_choice = rules.discard_all_choice
+        # Plays of several cards: several of one face, or a Discard All with cards it takes.
+        self._many = rules.multi_play or rules.discard_all_choice
         self._until_playable = rules.draw_until_playable
         # A classic draw is one card that ends the turn unless it plays: apply's fast path.
         self._plain_draw = not rules.attack and not log and not rules.draw_until_playable
         self._stacking = rules.stacking
         self._play_fired = rules.play_fired_card and rules.attack
-        self._two = len(self._order) == 2 and rules.two_player_rules
-        # R/S give a play-again turn (the option, and only with three or more in play).
-        self._play_again = rules.skip_reverse_play_again and len(self._order) > 2
+        self._knockout = knockout
+        self.finished: list[int] = []  # seats whose hand emptied, in that order
+        self.loser: int | None = None  # knockout: the seat left holding cards at the end
         self.window: int | None = None  # seat that may be caught for a missed UNO
         self.drawn: Card | None = None  # classic: the card just drawn, which alone may be played
         self.fired_play = False  # play_fired_card: after a forced hit, a fired card may be played
@@ -493,6 +501,21 @@ class Round:
         self.presses = 0
         self.cards_fired = 0
         self.turns = 0
+
+    def _seat(self, out: frozenset[int]) -> None:
+        """Seat the players in play (all but `out`): the order, the plays each may make and what
+        depends on how many are in play. Called at the start and when a knockout player leaves."""
+        rules = self.rules
+        self.out = out
+        seating = _seating(self.players, out, rules.custom_wild_effect)
+        self._order = seating.order
+        self._pos = seating.pos
+        self._plays_of = seating.plays
+        self._valid = seating.valid
+        self._succs = seating.succ
+        self._two = len(self._order) == 2 and rules.two_player_rules
+        # R/S give a play-again turn (the option, and only with three or more in play).
+        self._play_again = rules.skip_reverse_play_again and len(self._order) > 2
 
     def _turn_up_first(self) -> None:
         """Turn up the first card from the pile and apply its first-card rule (effects table)."""
@@ -509,9 +532,12 @@ class Round:
         self.discard = [top]
         self.color = top.color  # None for a wild: the first player names it first
         self._name_first = top.is_wild
-        first = self._next(self.dealer)
+        # Which way play goes and who starts: the player next to the dealer, or the dealer
+        # (options counter_clockwise and dealer_plays_first: seed 001's classic section).
+        rules = self.rules
+        self.direction = -1 if rules.counter_clockwise else 1
+        first = self.dealer if rules.dealer_plays_first else self._next(self.dealer)
         self.turn = first
-        self.direction = 1
         if self._logging:
             self.log.append(f"seat {self.dealer} deals; {top} turned up")
         # Turned up, a card has its own effect: WC is a plain wild whatever it is bound to.
@@ -521,15 +547,15 @@ class Round:
             self.pending.append(self._owed(first, effect, 1))
             self.turn = self._next(first)
         elif kind == "all_but_dealer":
-            seat = first
+            seat = self._next(self.dealer)
             while seat != self.dealer:
                 self.pending.append(_Due(seat, self._take_kind, effect.take, effect.face))
                 seat = self._next(seat)
         elif kind == "skip":
             self.turn = self._next(first)
         elif kind == "dealer_right":
-            # Dealer plays first, then play goes right.
-            self.direction = -1
+            # Dealer plays first, then play goes the other way (right, unless counter_clockwise).
+            self.direction = -self.direction
             self.turn = self.dealer
 
     # -- seats ------------------------------------------------------------------------------
@@ -600,10 +626,12 @@ class Round:
         else:
             for card in cards:
                 hand.remove(card)
-            top = top_of(cards, color)
+            top = self._lead(cards) if self._da_choice else top_of(cards, color)
             rest = list(cards)
             rest.remove(top)
             discard.extend(rest)
+        if self._da_choice:
+            return top  # a Discard All took with it the cards played with it, no more
         if self._eff[top].discards_colour:
             same = [c for c in hand if c.color == top.color]
             if same:
@@ -848,9 +876,17 @@ class Round:
                     winner=seat_label(self.winner), seat=seat_label(due.seat), owed=due.owed()
                 )
             )
-        effect = self._eff[cards[0]]
-        face = cards[0].face
-        if len(cards) > 1:
+        lead = self._lead(cards)
+        effect = self._eff[lead]
+        face = lead.face
+        if len(cards) > 1 and self._da_choice and effect.discards_colour:
+            # discard_all_choice: the Discard All takes with it the cards of its colour played
+            # with it.
+            if any(c.color != lead.color for c in cards):
+                raise RuleError(
+                    _("{card} takes only cards of its colour with it").format(card=lead)
+                )
+        elif len(cards) > 1:
             if not self._multi:
                 raise RuleError(_("play one card at a time (multi_play is off)"))
             if any(c.face != face for c in cards):
@@ -903,14 +939,16 @@ class Round:
                 raise self._not_your_turn(seat)
             context = "jump"
         self._check_holds(seat, cards)
-        if context == "turn" and not any(self._playable(c) for c in cards):
+        # Several of one face play if one of them matches; a Discard All with cards if it does.
+        playing = (lead,) if effect.discards_colour else cards
+        if context == "turn" and not any(self._playable(c) for c in playing):
             top = self.discard[-1]
             said = (
                 _("{card} does not match {top} (colour {colour}); hit instead")
                 if self._attack
                 else _("{card} does not match {top} (colour {colour}); draw instead")
             )
-            raise NoMatch(said.format(card=cards[0], top=top, colour=self.color), cards[0])
+            raise NoMatch(said.format(card=lead, top=top, colour=self.color), lead)
         # Colour.
         color = action.color
         if effect.wild:
@@ -944,6 +982,16 @@ class Round:
                 )
 
         return context
+
+    def _lead(self, cards: tuple[Card, ...]) -> Card:
+        """The card whose effect a play has: the first, or with discard_all_choice the Discard
+        All the other cards go down with."""
+        if len(cards) > 1 and self._da_choice:
+            eff = self._eff
+            for card in cards:
+                if eff[card].discards_colour:
+                    return card
+        return cards[0]
 
     # -- applying ---------------------------------------------------------------------------
 
@@ -1250,7 +1298,7 @@ class Round:
         cards = action.cards
         color = action.color
         n = len(cards)
-        effect = self._eff[cards[0]]
+        effect = self._eff[self._lead(cards)]
         prev_color = self.color
         top = self._shed(seat, cards, color, removed)
         self.discard.append(top)
@@ -1308,10 +1356,7 @@ class Round:
             self.uno_called[seat] = self.uno_called[target] = False  # type: ignore[index]
         hand = hands[seat]
         if not hand:
-            self.winner = seat
-            if self._logging:
-                self.log.append(f"seat {seat} goes out")
-            self.turns += 1
+            self._go_out(seat, origin, skips)
             return
         if len(hand) == 1:
             self.window = seat
@@ -1327,6 +1372,29 @@ class Round:
                 else self._after(origin, 1 + skips, player)
             )
             self.turns += 1
+
+    def _go_out(self, seat: int, origin: int, skips: int) -> None:
+        """`seat` emptied its hand and wins the round. In a knockout round (seed 001 淘汰制:
+        "有一人勝出，遊戲仍然繼續") the player leaves and the others play on, play passing as the
+        last card says, until one is left holding cards: the loser ("最後有一個人輸")."""
+        self.finished.append(seat)
+        self.turns += 1
+        if self._logging:
+            self.log.append(f"seat {seat} goes out")
+        if not self._knockout:
+            self.winner = seat
+            return
+        left = [s for s in self._order if s != seat]
+        if len(left) == 1:
+            self.winner = self.finished[0]
+            self.loser = left[0]
+            return
+        # Counted past the seat that leaves (it never has the turn again).
+        self.turn = self._after(origin, 1 + skips, seat)
+        if self.window == seat:
+            self.window = None
+        self._seat(self.out | {seat})
+        self._succ = self._succs[self.direction]
 
     # -- legal actions ----------------------------------------------------------------------
 
@@ -1361,7 +1429,7 @@ class Round:
             seat == self.turn
             and not self.pending
             and self.winner is None
-            and (not self._multi or self.drawn is not None)
+            and (not self._many or self.drawn is not None)
             and self.color is not None
         ):
             hands = self.hands
@@ -1521,7 +1589,11 @@ class Round:
             ):
                 continue
             self._add_play(acts, seat, (card,), targets)
-        if single or not rules.multi_play or going_out < 2:
+        if single or going_out < 2:
+            return
+        if self._da_choice:
+            self._discard_all_plays(acts, seat, hand, seen, ok)
+        if not rules.multi_play:
             return
         groups: dict[str, Counter[Card]] = {}
         for card in hand:
@@ -1544,6 +1616,22 @@ class Round:
                 ):
                     continue
                 self._add_play(acts, seat, tuple(combo), targets)
+
+    def _discard_all_plays(
+        self, acts: list[Action], seat: int, hand: list[Card], seen: set[Card], ok: Any
+    ) -> None:
+        """discard_all_choice: each Discard All that plays, with every choice of the other cards
+        of its colour to go down with it (the DA alone is a single play)."""
+        eff = self._eff
+        for card in dict.fromkeys(c for c in hand if c in seen and eff[c].discards_colour):
+            if not ok(card):
+                continue
+            others = Counter(c for c in hand if c.color == card.color)
+            others[card] -= 1
+            kinds = sorted(k for k in others if others[k] > 0)
+            for combo in _sub_multisets(kinds, [others[k] for k in kinds]):
+                if combo:
+                    self._add_play(acts, seat, (card, *combo), [])
 
     def _add_play(
         self, acts: list[Action], seat: int, cards: tuple[Card, ...], targets: list[int]
@@ -1576,6 +1664,7 @@ class Round:
         new.pending = [d.copy() for d in self.pending]
         new.log = list(self.log)
         new.uno_called = list(self.uno_called)
+        new.finished = list(self.finished)
         new._rng = random.Random()
         new._rng.setstate(self._rng.getstate())
         return new
@@ -1591,6 +1680,8 @@ class Round:
             "pending": [d.to_dict() for d in self.pending],
             "round_over": self.over,
             "winner": self.winner,
+            "finished": list(self.finished),
+            "loser": self.loser,
             "round_points": self.points() if self.over else None,
             "launcher_left": len(self.pile),
             "log": list(self.log),
@@ -1666,14 +1757,20 @@ def choose_dealer(deck: Deck, seats: Sequence[int], rng: random.Random) -> int:
 
 @dataclass
 class Game:
-    """Rounds to the end in a scoring mode (see RULES.md "Game scoring modes").
+    """Rounds to the end in a scoring mode (docs/rules.md "Game scoring modes"; the scores are
+    engine/scoring.py's).
 
     Modes: `target` (the round winner scores the points left in the other hands; first to
     `target` wins), `lowest` (everyone scores their own hand; when anyone reaches `target` the
     lowest total wins), `elimination` (as lowest, a player reaching `target` is out; the last one
-    left wins), `teams` (seat s is on team s % teams; the winner's team scores the other teams'
-    hands; first team to `target`). The first dealer is chosen by drawing for the highest number;
-    the round winner deals the next round.
+    left wins), `teams` (`teams` teams, seat s on team s % teams; each team scores its members'
+    hands; when a team reaches `target` the lowest team wins and the highest loses), `knockout`
+    (one round played on after players go out, until one is left: the loser; the first out
+    wins), `chips` (each player stakes `target` chips; each loser pays the round winner chips
+    for their points; when a player has none left the most chips wins and the broke player
+    loses), `losing` (as lowest; when anyone reaches `target` the most points is the loser). The
+    first dealer is chosen by drawing for the highest number; the round winner deals the next
+    round.
 
     Use: `game.start_round()` gives a Round; apply actions until `round.over`; then
     `game.finish_round()` scores it. Repeat until `game.over`.
@@ -1695,6 +1792,7 @@ class Game:
     rounds_played: int = field(init=False, default=0)
     history: list[dict[str, Any]] = field(init=False)
     winners: tuple[int, ...] = field(init=False, default=())
+    losers: tuple[int, ...] = field(init=False, default=())
     dealer: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -1704,9 +1802,7 @@ class Game:
             raise InputError(f"target = {self.target!r}: a whole number of points above 0")
         if not 2 <= self.players <= 10:
             raise InputError(f"players = {self.players}: from 2 to 10")
-        if self.mode == "teams" and (
-            self.teams < 2 or self.players % self.teams or self.players // self.teams < 2
-        ):
+        if self.mode == "teams" and teams_problem(self.players, self.teams):
             raise InputError(
                 f"teams mode: {self.players} players cannot sit as {self.teams} teams of two or "
                 "more partners"
@@ -1720,17 +1816,24 @@ class Game:
 
     @property
     def over(self) -> bool:
-        """True once the game has its winner(s)."""
-        return bool(self.winners)
+        """True once the game has its result: winner(s), loser(s) or both, as the mode names."""
+        return bool(self.winners or self.losers)
 
     @property
     def winner(self) -> int | None:
         """The winning seat (the lowest seat of the winning team or of tied lowest totals)."""
         return self.winners[0] if self.winners else None
 
+    @property
+    def chips(self) -> list[int] | None:
+        """Chips mode: the chips each seat holds (its stake, `target`, plus what it won)."""
+        if self.mode != "chips":
+            return None
+        return [self.target + s for s in self.scores]
+
     def team_of(self, seat: int) -> int:
-        """Team of a seat in teams mode (partners sit alternately)."""
-        return seat % self.teams
+        """Team of a seat in teams mode (partners sit apart: every `teams`-th seat)."""
+        return team_of(seat, self.teams)
 
     def start_round(self) -> Round:
         """Deal a new round (dealer: drawn at first, then the last round's winner)."""
@@ -1749,6 +1852,7 @@ class Game:
             seed=self._rng.getrandbits(64),
             out=self.out,
             log=self.log,
+            knockout=self.mode == "knockout",
         )
         return self.round
 
@@ -1760,29 +1864,44 @@ class Game:
         winner = rnd.winner
         assert winner is not None
         left = rnd.points()
-        gained = round_gains(self.mode, winner, left, self.team_of)
+        gained = round_gains(
+            self.mode, winner, left, self.team_of, scores=self.scores, stake=self.target
+        )
         for s in range(self.players):
             self.scores[s] += gained[s]
         if self.mode == "teams":
-            self.team_scores[self.team_of(winner)] += gained[winner]
+            for team in range(self.teams):
+                self.team_scores[team] += gained[team]  # seat `team` is on team `team`
         self.rounds_played += 1
         self.dealer = winner
-        result = {
+        result: dict[str, Any] = {
             "round": self.rounds_played,
             "winner": winner,
             "points_left": left,
             "gained": gained,
         }
+        if self.mode == "knockout":
+            result["finished"] = list(rnd.finished)
+            result["loser"] = rnd.loser
         self.history.append(result)
         active = [s for s in range(self.players) if s not in self.out]
-        self.winners, gone = decide(self.mode, self.scores, self.target, active, self.team_of)
-        self.out.update(gone)
+        verdict = judge(
+            self.mode,
+            self.scores,
+            self.target,
+            active,
+            self.team_of,
+            finished=rnd.finished,
+            loser=rnd.loser,
+        )
+        self.winners, self.losers = verdict.winners, verdict.losers
+        self.out.update(verdict.gone)
         self.round = None
         return result
 
     def to_dict(self) -> dict[str, Any]:
         """Scores and progress as plain data."""
-        return {
+        data: dict[str, Any] = {
             "mode": self.mode,
             "target": self.target,
             "scores": list(self.scores),
@@ -1792,5 +1911,11 @@ class Game:
             "dealer": self.dealer,
             "over": self.over,
             "winners": list(self.winners),
+            "losers": list(self.losers),
             "history": list(self.history),
         }
+        if self.mode == "teams":
+            data["teams"] = self.teams
+        if self.mode == "chips":
+            data["chips"] = self.chips
+        return data

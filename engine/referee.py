@@ -32,7 +32,9 @@ from i18n import _, message_of, ngettext, reworded
 __all__ = ["MODES", "STATE_VERSION", "Referee", "check_names", "plural"]
 
 STATE_VERSION = 2  # 1: the referee before it played on BlindRound (read and upgraded)
-MODES: tuple[str, ...] = SCORING_MODES
+# The modes the table referee plays so far (the seed 001 systems knockout, chips and losing are
+# the simulator's until the table stack of issue 22 lands).
+MODES: tuple[str, ...] = SCORING_MODES[:4]
 # What a player may type for a colour: the letter or the English word (typed like notation).
 COLOR_WORDS = {**{c: c for c in COLORS}, **{v.upper(): k for k, v in COLOUR_NAMES.items()}}
 TEAMS = 2  # at a table, partners sit alternately: two teams

@@ -13,8 +13,10 @@ from engine.errors import InputError
 from i18n import _
 
 PRESET_NAMES: tuple[str, ...] = ("attack", "attack-1998", "classic")
-# Effects a WC (Wild Customizable) may be bound to by `custom_wild_effect`.
-CUSTOM_WILD_EFFECTS: tuple[str, ...] = ("W", "WH4", "WAA", "WHF", "WAH")
+# Effects a WC (Wild Customizable) may be bound to by `custom_wild_effect`: the sheets leave the
+# card to the players ("Players can create any action they choose"); these are the actions of the
+# other Attack cards, each a house rule a group can write on the card.
+CUSTOM_WILD_EFFECTS: tuple[str, ...] = ("W", "WH4", "WAA", "WHF", "WAH", "S", "R", "H2", "TH")
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10
 
@@ -33,8 +35,12 @@ class Rules:
       stacking                 answer H2/D2/WH4/WD4 with another; penalties add up
       multi_play               play several cards of one face at once
       jump_in                  play an identical number card out of turn
-      last_card_restriction    no going out on R, S or a wild
+      last_card_restriction    no going out on R, S or a plain wild (seed 001 玩法二)
       draw_until_playable      classic: a draw goes on until a playable card comes
+      dealer_plays_first       the dealer plays first on the card turned up (seed 001 classic)
+      counter_clockwise        play starts to the dealer's right and goes right (seed 001 classic)
+      discard_all_choice       a Discard All takes with it the cards of its colour the player
+                               picks, not every one
       two_player_rules         with two players R acts as S (seed 001)
       uno_penalty              hits (attack) or cards (classic) for a missed UNO, a false call or a
                                wrong accusation
@@ -50,6 +56,9 @@ class Rules:
     jump_in: bool = False
     last_card_restriction: bool = False
     draw_until_playable: bool = False
+    dealer_plays_first: bool = False
+    counter_clockwise: bool = False
+    discard_all_choice: bool = False
     two_player_rules: bool = True
     uno_penalty: int = 2
     hand_size: int = 7
@@ -74,7 +83,9 @@ PRESET_DEFAULTS: dict[str, dict[str, object]] = {
     # Seed 001 (擊卡樂): "若仍不能出牌便可跳過" (if still unable to play, pass): a fired card
     # that plays may be played.
     "attack-1998": {"skip_reverse_play_again": False, "play_fired_card": True},
-    "classic": {"skip_reverse_play_again": False},
+    # Seed 001 (classic): "莊家根據此牌出牌，遊戲開始" and (特殊情況) "其餘情況由莊家根據抽到的牌
+    # 先下牌": the dealer plays first on the card turned up (docs/rules.md, decisions).
+    "classic": {"skip_reverse_play_again": False, "dealer_plays_first": True},
 }
 # Seats each preset's sheet allows: seed 001 says 2-9 for UNO Attack (擊卡樂), the current sheet
 # 2-10; classic UNO seats 2-10 here.

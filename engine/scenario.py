@@ -22,10 +22,11 @@ from engine.errors import CardError, InputError, RuleError
 from engine.game import Action, Round
 from engine.launchers import ScriptedLauncher
 from engine.rules import PRESET_NAMES, rules_for
+from engine.scoring import SCORING_MODES
 from firmware import textfile
 from i18n import _
 
-TOP_KEYS = ("deck", "rules", "players", "dealer", "seed", "options", "start", "actions")
+TOP_KEYS = ("deck", "rules", "players", "dealer", "seed", "mode", "options", "start", "actions")
 START_KEYS = ("hands", "top", "color", "turn", "direction", "launcher", "pile")
 ACTION_VERBS = ("play", "hit", "draw", "pass", "uno", "catch", "challenge")
 ACTION_KEYS = ("seat", *ACTION_VERBS, "color", "target")
@@ -119,19 +120,27 @@ def parse_scenario(data: Mapping[str, Any], *, base: Path | None = None) -> Scen
         rules = rules_for(preset, players, **dict(options))
     except InputError as exc:
         raise InputError(f"[options] {exc}") from None
+    # A scenario is one round: of the scoring modes only knockout changes how a round is played
+    # (it goes on after a player goes out, until one is left).
+    mode = data.get("mode", "target")
+    if mode not in SCORING_MODES:
+        raise InputError(f"mode = {mode!r}: one of {', '.join(SCORING_MODES)}")
+    knockout = mode == "knockout"
     start = data.get("start")
     if start is None:
         # No position given: deal a round from the seed, like a simulation would.
         launcher = ScriptedLauncher(())
-        rnd = Round(deck, rules, launcher, players=players, dealer=dealer, seed=seed)
+        rnd = Round(
+            deck, rules, launcher, players=players, dealer=dealer, seed=seed, knockout=knockout
+        )
     else:
-        rnd, launcher = _start(start, deck, rules, players, dealer, seed)
+        rnd, launcher = _start(start, deck, rules, players, dealer, seed, knockout)
     actions = _actions(data.get("actions", []), deck, players)
     return Scenario(rnd, actions, launcher)
 
 
 def _start(
-    start: object, deck: Deck, rules: Any, players: int, dealer: int, seed: int
+    start: object, deck: Deck, rules: Any, players: int, dealer: int, seed: int, knockout: bool
 ) -> tuple[Round, ScriptedLauncher]:
     if not isinstance(start, Mapping):
         raise InputError("[start] must be a table")
@@ -199,6 +208,7 @@ def _start(
             direction=direction,
             dealer=dealer,
             seed=seed,
+            knockout=knockout,
         )
     except InputError as exc:
         raise InputError(f"[start] {exc}") from None

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from engine.bots import BOTS, Bot, make_bot
-from engine.cards import PRESETS, Deck, load_deck
+from engine.cards import PRESETS, Deck
+from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError, RuleError, UnoError
 from engine.executors import (
     Executor,
@@ -31,6 +32,7 @@ from engine.executors import (
 from engine.game import SCORING_MODES, Game, Round
 from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
+from engine.scoring import modes_help, teams_problem
 from engine.words import plural
 from firmware.commandline import whole_number
 from firmware.jam import JamModel, JamParams
@@ -65,6 +67,7 @@ class GameRow:
     cards: int  # cards fired, by hits and dispenses
     winners: tuple[int, ...]
     decided: int  # rounds the launcher decided (see SimStats.launcher_decided)
+    losers: tuple[int, ...] = ()  # as the mode names them (LOSER_MODES)
 
 
 @dataclass
@@ -72,8 +75,10 @@ class SimStats:
     """Totals over a run (everything but `elapsed_s` depends only on the arguments).
 
     `launcher_decided` counts the rounds the launcher decided: a hit fired cards at a player
-    holding one card, and that player did not win the round. `cards_per_hit[k]` is how many
-    hits fired k cards. `rows` (one per game, by index) only when asked for.
+    holding one card, and that player did not win the round (knockout: was its loser).
+    `cards_per_hit[k]` is how many hits fired k cards. `losses` are the games each seat lost,
+    in the modes that name a loser; `chips` the chips each seat won (or, below 0, lost) over
+    the games, in chips mode. `rows` (one per game, by index) only when asked for.
     """
 
     players: int
@@ -82,6 +87,8 @@ class SimStats:
     turns: int = 0
     actions: int = 0
     wins: list[int] = field(default_factory=list)
+    losses: list[int] = field(default_factory=list)
+    chips: list[int] = field(default_factory=list)
     round_wins: list[int] = field(default_factory=list)
     points: list[int] = field(default_factory=list)
     hits: int = 0
@@ -96,7 +103,7 @@ class SimStats:
     interrupted: bool = False  # Ctrl-C ended the run early; the totals cover whole games only
 
     def __post_init__(self) -> None:
-        for name in ("wins", "round_wins", "points"):
+        for name in _PER_SEAT:
             if not getattr(self, name):
                 setattr(self, name, [0] * self.players)
 
@@ -109,7 +116,7 @@ class SimStats:
         """Add another block's totals to these (rows are put in game order by `sort_rows`)."""
         for name in _SUMS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("wins", "round_wins", "points"):
+        for name in _PER_SEAT:
             mine, theirs = getattr(self, name), getattr(other, name)
             for seat, value in enumerate(theirs):
                 mine[seat] += value
@@ -128,13 +135,20 @@ class SimStats:
         if self.rows is not None:
             self.rows.sort(key=lambda row: row.index)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of `unoattack sim --json` (without the run's settings)."""
+    def to_dict(self, mode: str = "target") -> dict[str, Any]:
+        """The JSON shape of `unoattack sim --json` (without the run's settings): `losses` in
+        the modes that name a loser, `chips` in chips mode."""
         rounds = max(self.rounds, 1)
+        by_mode: dict[str, Any] = {}
+        if mode in LOSER_MODES:
+            by_mode["losses"] = list(self.losses)
+        if mode == "chips":
+            by_mode["chips"] = list(self.chips)
         return {
             "games": self.games,
             "rounds": self.rounds,
             "wins": list(self.wins),
+            **by_mode,
             "round_wins": list(self.round_wins),
             "mean_rounds_per_game": self.rounds / max(self.games, 1),
             "mean_turns_per_round": self.turns / rounds,
@@ -150,6 +164,10 @@ class SimStats:
             "interrupted": self.interrupted,
         }
 
+
+_PER_SEAT = ("wins", "losses", "chips", "round_wins", "points")
+# Modes that name the game's loser(s) (engine/scoring.py).
+LOSER_MODES = frozenset({"teams", "knockout", "chips", "losing"})
 
 _SUMS = (
     "games",
@@ -231,6 +249,7 @@ class SimSettings:
     target: int
     bots: tuple[str, ...]
     options: tuple[tuple[str, object], ...] = ()
+    teams: int = 2  # teams mode: how many teams (seat s on team s % teams)
     jam: JamParams = field(default_factory=JamParams)
     max_actions: int = MAX_ACTIONS_PER_ROUND
     max_rounds: int = MAX_ROUNDS_PER_GAME
@@ -338,6 +357,7 @@ def _play_game(settings: SimSettings, rules: Any, index: int, *, keep_row: bool)
         settings.players,
         mode=settings.mode,
         target=settings.target,
+        teams=settings.teams,
         seed=seeds.getrandbits(63),
         log=False,
     )
@@ -359,11 +379,19 @@ def _play_game(settings: SimSettings, rules: Any, index: int, *, keep_row: bool)
         for s, gained in enumerate(result["gained"]):
             stats.points[s] += gained
         if launcher.buried:
-            # A player at UNO was fired at and someone else won the round.
-            stats.launcher_decided += bool(launcher.buried - {winner})
+            # A player at UNO was fired at and someone else won the round (in a knockout round,
+            # whose result is its loser: that player was left holding cards).
+            if rnd.loser is not None:
+                stats.launcher_decided += rnd.loser in launcher.buried
+            else:
+                stats.launcher_decided += bool(launcher.buried - {winner})
             launcher.buried.clear()
     for s in game.winners:
         stats.wins[s] += 1
+    for s in game.losers:
+        stats.losses[s] += 1
+    if settings.mode == "chips":
+        stats.chips = list(game.scores)
     stats.hits = launcher.hits
     stats.dry_hits = launcher.dry_hits
     stats.hit_cards = launcher.hit_cards
@@ -382,6 +410,7 @@ def _play_game(settings: SimSettings, rules: Any, index: int, *, keep_row: bool)
                 cards=stats.cards_fired,
                 winners=tuple(game.winners),
                 decided=stats.launcher_decided,
+                losers=tuple(game.losers),
             )
         ]
     return stats
@@ -407,6 +436,7 @@ def build_settings(
     options: Mapping[str, object],
     jam: JamParams | None = None,
     flag: Callable[[str], str] = _flag,
+    teams: int | None = None,
 ) -> SimSettings:
     """Check the values of one run; InputError (exit 2) naming the value and what is allowed.
 
@@ -435,6 +465,48 @@ def build_settings(
                 flag=flag("mode"), mode=mode, modes=", ".join(SCORING_MODES)
             )
         )
+    names = check_bots(bots, players, flag("bots"))
+    the_deck = open_deck(deck)
+    preset = rules or (deck if deck in PRESETS else "attack")
+    # Build the rules once so any bad combination fails before the run starts.
+    rules_for(preset, players, **dict(options))
+    if teams is not None and mode != "teams":
+        raise InputError(
+            _("{flag} {teams}: the number of teams is for {mode} teams").format(
+                flag=flag("teams"), teams=teams, mode=flag("mode")
+            )
+        )
+    if teams is None:
+        teams = 2
+    if mode == "teams" and teams_problem(players, teams):
+        # Seed 001 組隊比賽: "兩人或多人組成一隊" (teams of two or more), partners sit apart.
+        raise InputError(
+            _(
+                "{flag} teams: {players} players cannot sit as {teams} teams of two or more "
+                "partners ({flag_teams} N: N divides the players, at least 2 each)"
+            ).format(flag=flag("mode"), players=players, teams=teams, flag_teams=flag("teams"))
+        )
+
+    return SimSettings(
+        players=players,
+        games=games,
+        seed=seed,
+        deck=the_deck,
+        preset=preset,
+        mode=mode,
+        target=target,
+        bots=names,
+        options=tuple(options.items()),
+        teams=teams,
+        jam=jam if jam is not None else JamParams(),
+        # Read at call time so a test can lower the guards.
+        max_actions=MAX_ACTIONS_PER_ROUND,
+        max_rounds=MAX_ROUNDS_PER_GAME,
+    )
+
+
+def check_bots(bots: Sequence[str], players: int, flag: str = "--bots") -> tuple[str, ...]:
+    """One bot for every player, or one per player (`flag` names the list in a message)."""
     names = [n.strip().lower() for n in bots]
     for name in names:
         if name not in BOTS:
@@ -446,41 +518,24 @@ def build_settings(
     elif len(names) != players:
         raise InputError(
             _("{flag} lists {count} bots for {players} players: give one or {players}").format(
-                flag=flag("bots"), count=len(names), players=players
+                flag=flag, count=len(names), players=players
             )
         )
-    try:
-        the_deck = load_deck(deck)
-    except UnicodeDecodeError:
-        raise InputError(_("{deck}: not a text deck file (UTF-8 TOML)").format(deck=deck)) from None
-    preset = rules or (deck if deck in PRESETS else "attack")
-    # Build the rules once so any bad combination fails before the run starts.
-    rules_for(preset, players, **dict(options))
-    if mode == "teams" and (players % 2 or players < 4):
-        raise InputError(
-            _("{flag} teams needs an even number of players, 4 or more, not {players}").format(
-                flag=flag("mode"), players=players
-            )
-        )
-
-    return SimSettings(
-        players=players,
-        games=games,
-        seed=seed,
-        deck=the_deck,
-        preset=preset,
-        mode=mode,
-        target=target,
-        bots=tuple(names),
-        options=tuple(options.items()),
-        jam=jam if jam is not None else JamParams(),
-        # Read at call time so a test can lower the guards.
-        max_actions=MAX_ACTIONS_PER_ROUND,
-        max_rounds=MAX_ROUNDS_PER_GAME,
-    )
+    return tuple(names)
 
 
 # -- command line ---------------------------------------------------------------------------
+
+
+def add_option_argument(p: Any) -> None:
+    """`--option NAME=VALUE`, repeatable (a parser or an argument group)."""
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=_("rule option, e.g. stacking=true (repeatable)"),
+    )
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -518,39 +573,37 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--seed", type=whole_number, default=0, help=_("seed of the whole run (default 0)")
     )
-    p.add_argument(
-        "--deck",
-        default="attack",
-        metavar="PRESET",
-        help=_("attack (default), attack-1998, classic, or a deck TOML file"),
-    )
+    add_deck_argument(p)
     p.add_argument(
         "--rules",
         default=None,
         metavar="PRESET",
         help=_("rule preset for a deck file (default: the deck preset, or attack)"),
     )
-    p.add_argument(
-        "--mode",
-        default="target",
-        help=_("scoring: {modes}").format(modes=", ".join(SCORING_MODES)),
-    )
+    p.add_argument("--mode", default="target", help=modes_help())
 
     p.add_argument(
-        "--target", type=whole_number, default=500, help=_("points that end a game (500)")
+        "--target",
+        type=whole_number,
+        default=500,
+        help=_(
+            "points that end a game (500); in chips mode the chips each player stakes; unused in "
+            "knockout"
+        ),
+    )
+    p.add_argument(
+        "--teams",
+        type=whole_number,
+        default=None,
+        metavar="N",
+        help=_("with --mode teams: how many teams, partners seated apart (default 2)"),
     )
     p.add_argument(
         "--bots",
         default="heuristic",
         help=_("one bot for every seat or a comma list, one per seat: heuristic, random"),
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help=_("rule option, e.g. stacking=true (repeatable)"),
-    )
+    add_option_argument(p)
     add_run_arguments(p)
     p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     p.set_defaults(func=run)
@@ -568,6 +621,7 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
         target=args.target,
         bots=args.bots.split(","),
         options=dict(parse_option(text) for text in args.option),
+        teams=args.teams,
     )
 
 
@@ -634,10 +688,11 @@ def run(args: argparse.Namespace) -> int:
         "rules": settings.preset,
         "mode": settings.mode,
         "target": settings.target,
+        **({"teams": settings.teams} if settings.mode == "teams" else {}),
         "seed": settings.seed,
         "bots": list(settings.bots),
         "options": dict(settings.options),
-        **stats.to_dict(),
+        **stats.to_dict(settings.mode),
     }
     if args.json:
         print(json.dumps(data))
@@ -662,13 +717,20 @@ def format_table(data: dict[str, Any], *, asked: int | None = None) -> str:
         ),
         "",
     ]
-    rows = [[_("seat"), _("bot"), _("games won"), _("rounds won"), _("points")]]
+    # The mode's own figures: games lost where it names a loser, chips won in chips mode.
+    # (losing mode names only a loser; in chips mode the points scored are the chips won.)
+    figures = [] if data["mode"] == "losing" else [("wins", _("games won"))]
+    if "losses" in data:
+        figures.append(("losses", _("games lost")))
+    figures.append(("round_wins", _("rounds won")))
+    if "chips" in data:
+        figures.append(("chips", _("chips won")))
+    else:
+        figures.append(("points_scored", _("points")))
+    rows = [[_("seat"), _("bot"), *(title for _key, title in figures)]]
     for seat, bot in enumerate(data["bots"]):
-        rows.append(
-            [str(seat), bot]
-            + [number(data[k][seat]) for k in ("wins", "round_wins", "points_scored")]
-        )
-    lines += columns(rows, right={2, 3, 4})
+        rows.append([str(seat), bot] + [number(data[k][seat]) for k, _title in figures])
+    lines += columns(rows, right=set(range(2, 2 + len(figures))))
     stats = [
         [_("mean rounds per game"), number(data["mean_rounds_per_game"], 2)],
         [_("mean turns per round"), number(data["mean_turns_per_round"], 2)],

@@ -6,7 +6,8 @@ file, from the command line (`--set KEY=VALUE` adds to the base, `--vary KEY=V1,
 both (the command line wins). Each setting plays `games` games seeded from `seed` and the game's
 index, so settings are compared on the same deals and the same bots' seeds. The keys (docs/sim.md):
 
-- the simulation: `players`, `deck`, `rules`, `mode`, `target`, `bots` (one bot, or one per seat);
+- the simulation: `players`, `deck`, `rules`, `mode`, `target`, `teams` (with mode teams), `bots`
+  (one bot, or one per seat);
 - the box: `config` (its launcher.toml: jam model and timings), `jam.KEY` (any `[jam]` key but
   `seed`, and `max_burst`), and the players' times for the estimate: `turn_seconds`,
   `press_seconds` (engine/duration.py);
@@ -42,6 +43,7 @@ from engine.errors import BoxConfigError, InputError
 from engine.executors import Executor
 from engine.rules import OPTION_NAMES, parse_value
 from engine.sim import (
+    LOSER_MODES,
     MAX_GAMES,
     ProgressBar,
     SimSettings,
@@ -63,7 +65,7 @@ from i18n.layout import columns
 MAX_SETTINGS = 10_000
 # `[jam]` keys a sweep may set: every one but the seed (each game seeds the launcher itself).
 JAM_KEYS: tuple[str, ...] = tuple(f.name for f in fields(JamParams) if f.name != "seed")
-SIM_KEYS = ("players", "deck", "rules", "mode", "target", "bots")
+SIM_KEYS = ("players", "deck", "rules", "mode", "target", "teams", "bots")
 BOX_KEYS = ("config", "turn_seconds", "press_seconds")
 # Keys whose value is a list (a list of alternatives in the grid is then a list of lists).
 LIST_KEYS = frozenset({"bots", "jam.burst_weights", "jam.pattern"})
@@ -74,6 +76,7 @@ DEFAULTS: dict[str, object] = {
     "rules": None,
     "mode": "target",
     "target": 500,
+    "teams": None,
     "bots": ("heuristic",),
     "config": None,
     "turn_seconds": TURN_SECONDS,
@@ -126,7 +129,9 @@ def check_value(key: str, value: object, where: str) -> object:
                 _("{shown}: true, false, a whole number or a name").format(shown=shown)
             )
         return value
-    if key in ("players", "target"):
+    if key == "teams" and value is None:
+        return None
+    if key in ("players", "target", "teams"):
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(_("{shown}: a whole number").format(shown=shown))
         return value
@@ -408,6 +413,7 @@ def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.loa
                     options=options,
                     jam=jam,
                     flag=str,
+                    teams=values["teams"],  # type: ignore[arg-type]
                 )
             except ValueError as exc:  # InputError is one, and the jam model's checks
                 raise InputError(f"{where}{in_reader_language(exc)}") from None
@@ -562,11 +568,22 @@ def summary(setting: Setting, stats: SimStats) -> dict[str, Any]:
     games = max(stats.games, 1)
     hits = stats.hits
     seats = sim.players
-    by_bot: dict[str, float] = {}
-    for bot in dict.fromkeys(sim.bots):
-        mine = [s for s in range(seats) if sim.bots[s] == bot]
-        by_bot[bot] = round(sum(stats.wins[s] for s in mine) / (games * len(mine)), 4)
+
+    def by_bot(per_seat: Sequence[int]) -> dict[str, float]:
+        shares: dict[str, float] = {}
+        for bot in dict.fromkeys(sim.bots):
+            mine = [s for s in range(seats) if sim.bots[s] == bot]
+            shares[bot] = round(sum(per_seat[s] for s in mine) / (games * len(mine)), 4)
+        return shares
+
     firing = hits - stats.dry_hits
+    # What the mode names besides winners: losers, and chips (a mean per game).
+    by_mode: dict[str, Any] = {}
+    if sim.mode in LOSER_MODES:
+        by_mode["losses_by_seat"] = [round(n / games, 4) for n in stats.losses]
+        by_mode["losses_by_bot"] = by_bot(stats.losses)
+    if sim.mode == "chips":
+        by_mode["chips_by_seat"] = [round(n / games, 2) for n in stats.chips]
     return {
         "index": setting.index,
         "label": setting.label,
@@ -577,6 +594,7 @@ def summary(setting: Setting, stats: SimStats) -> dict[str, Any]:
             "rules": sim.preset,
             "mode": sim.mode,
             "target": sim.target,
+            "teams": sim.teams if sim.mode == "teams" else None,
             "bots": list(sim.bots),
             "options": dict(sim.options),
             "jam": sim.jam.to_dict(),
@@ -601,7 +619,8 @@ def summary(setting: Setting, stats: SimStats) -> dict[str, Any]:
             "distribution": [round(n / hits, 4) for n in stats.cards_per_hit] if hits else [],
         },
         "wins_by_seat": [round(w / games, 4) for w in stats.wins],
-        "wins_by_bot": by_bot,
+        "wins_by_bot": by_bot(stats.wins),
+        **by_mode,
         "launcher_decided": round(stats.launcher_decided / stats.rounds, 4)
         if stats.rounds
         else 0.0,
@@ -622,6 +641,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "rules",
     "mode",
     "target",
+    "teams",
     "bots",
     "options",
     "config",
@@ -645,6 +665,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "launcher_decided",
     *(f"win_seat_{s}" for s in range(MAX_SEATS)),
     *(f"win_{bot}" for bot in BOT_NAMES),
+    *(f"loss_seat_{s}" for s in range(MAX_SEATS)),
+    *(f"chips_seat_{s}" for s in range(MAX_SEATS)),
 )
 
 
@@ -659,6 +681,7 @@ def csv_row(data: Mapping[str, Any]) -> dict[str, object]:
         "rules": setting["rules"],
         "mode": setting["mode"],
         "target": setting["target"],
+        "teams": setting["teams"],
         "bots": "/".join(setting["bots"]),
         "options": ";".join(f"{k}={_show(v)}" for k, v in setting["options"].items()),
         "config": setting["config"],
@@ -686,6 +709,10 @@ def csv_row(data: Mapping[str, Any]) -> dict[str, object]:
         row[f"win_seat_{seat}"] = share
     for bot, share in data["wins_by_bot"].items():
         row[f"win_{bot}"] = share
+    for seat, share in enumerate(data.get("losses_by_seat", ())):
+        row[f"loss_seat_{seat}"] = share
+    for seat, chips in enumerate(data.get("chips_by_seat", ())):
+        row[f"chips_seat_{seat}"] = chips
     return {k: "" if row.get(k) is None else row[k] for k in CSV_COLUMNS}
 
 
@@ -732,6 +759,9 @@ def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) ->
         dry = "-" if hits["dry_share"] is None else share(hits["dry_share"])
         per_hit = "-" if hits["cards_per_hit"] is None else number(hits["cards_per_hit"], 2)
         wins = " ".join(f"{bot} {share(s)}" for bot, s in data["wins_by_bot"].items())
+        if "losses_by_bot" in data:
+            lost = " ".join(f"{bot} {share(s)}" for bot, s in data["losses_by_bot"].items())
+            wins = _("{wins}; lost {lost}").format(wins=wins, lost=lost)
         label = data["label"] if len(data["label"]) <= 29 else data["label"][:28] + "…"
         rows.append(
             [
@@ -760,6 +790,11 @@ def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) ->
         _(
             "dry: hits that fired nothing; c/hit: cards per hit; decided: rounds the launcher "
             "decided (docs/sim.md); wins: games won per seat"
+        ),
+        *(
+            [_("lost: games lost per seat, in the modes that name a loser")]
+            if any("losses_by_bot" in data for data in summaries)
+            else []
         ),
         _("{done} of {total} settings, {games} in {seconds} s ({rate} games/s)").format(
             done=len(summaries),

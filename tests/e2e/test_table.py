@@ -74,7 +74,10 @@ class Table:
     def __init__(self, client: BoxClient, players: str, state: Path, deck: str = "attack"):
         self.client = client
         self.out = io.StringIO()
-        ref = Referee(players.split(","), deck=deck)
+        # The classic scripts seat the first player left of the dealer (the box is what they
+        # test; classic's dealer_plays_first is the rules tests').
+        options = {"dealer_plays_first": False} if deck == "classic" else None
+        ref = Referee(players.split(","), deck=deck, options=options)
         last = {"stream": client.box["stream"], "seq": client.box["seq"]}
         self.session = TableSession(
             ref, box=client, state_path=state, out=self.out, last_event=last

@@ -17,6 +17,7 @@ def scenario(
     actions: list[dict[str, Any]] | None = None,
     dealer: int = 0,
     seed: int = 0,
+    mode: str | None = None,
     **start: Any,
 ) -> dict[str, Any]:
     """A scenario mapping: `start` keys go to [start] (hands, top, turn, pile, launcher, ...)."""
@@ -32,6 +33,8 @@ def scenario(
     }
     if options:
         data["options"] = options
+    if mode is not None:
+        data["mode"] = mode
     return data
 
 

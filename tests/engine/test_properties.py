@@ -44,6 +44,8 @@ def setups(draw: st.DrawFn) -> tuple[str, int, Rules, int]:
         "last_card_restriction": draw(st.booleans()),
         "skip_reverse_play_again": draw(st.booleans()),
         "two_player_rules": draw(st.booleans()),
+        "dealer_plays_first": draw(st.booleans()),
+        "counter_clockwise": draw(st.booleans()),
     }
     if preset == "classic":
         options["draw_until_playable"] = draw(st.booleans())
@@ -94,8 +96,11 @@ def test_games_conserve_cards_end_and_score_the_losing_hands(
 ) -> None:
     preset, players, rules, seed = setup
     deck = PRESETS[preset]
-    modes = [m for m in SCORING_MODES if m != "teams" or (players % 2 == 0 and players >= 4)]
+    # Teams of two or more partners: 2 teams of 2 or 3, or 3 teams of 2.
+    splits = [t for t in (2, 3) if players % t == 0 and players // t >= 2]
+    modes = [m for m in SCORING_MODES if m != "teams" or splits]
     mode = data.draw(st.sampled_from(modes))
+    teams = data.draw(st.sampled_from(splits)) if mode == "teams" else 2
     rng = random.Random(seed)
     # Heuristic players keep games short; one random player explores odd corners (a table of
     # random players in classic can need thousands of actions per round).
@@ -103,7 +108,14 @@ def test_games_conserve_cards_end_and_score_the_losing_hands(
     if data.draw(st.booleans()):
         bots[rng.randrange(players)] = RandomBot(rng.getrandbits(32))
     game = Game(
-        deck, rules, VirtualLauncher.seeded(seed), players, mode=mode, target=200, seed=seed
+        deck,
+        rules,
+        VirtualLauncher.seeded(seed),
+        players,
+        mode=mode,
+        target=200,
+        teams=teams,
+        seed=seed,
     )
     while not game.over:
         assert game.rounds_played < MAX_ROUNDS_PER_GAME, "game does not end"
@@ -112,21 +124,34 @@ def test_games_conserve_cards_end_and_score_the_losing_hands(
         assert rnd.winner is not None
         assert rnd.hands[rnd.winner] == []
         left = [deck.points_of(hand) for hand in rnd.hands]
+        held = list(game.chips or ())
         result = game.finish_round()
         assert result["points_left"] == left
+        gained = result["gained"]
         if mode == "target":
-            assert result["gained"][rnd.winner] == sum(left)
-            assert sum(result["gained"]) == sum(left)
-        elif mode in ("lowest", "elimination"):
-            assert result["gained"] == left
+            assert gained[rnd.winner] == sum(left)
+            assert sum(gained) == sum(left)
+        elif mode in ("lowest", "elimination", "losing"):
+            assert gained == left
+        elif mode == "teams":
+            # A team's score is its own members' cards, every member credited with it.
+            for s, g in enumerate(gained):
+                assert g == sum(p for t, p in enumerate(left) if game.team_of(t) == game.team_of(s))
+        elif mode == "chips":
+            # Chips change hands: each loser pays the winner their points, at most what they hold.
+            assert sum(gained) == 0
+            for s, g in enumerate(gained):
+                if s != rnd.winner:
+                    assert g == -min(left[s], held[s])
         else:
-            team = game.team_of(rnd.winner)
-            other = sum(p for s, p in enumerate(left) if game.team_of(s) != team)
-            assert all(
-                g == (other if game.team_of(s) == team else 0)
-                for s, g in enumerate(result["gained"])
-            )
-    assert game.winners
+            # Knockout: everyone but the loser went out, the first out wins; no points.
+            assert mode == "knockout" and gained == [0] * players
+            assert sorted([*rnd.finished, rnd.loser]) == list(range(players))
+            assert rnd.finished[0] == rnd.winner and rnd.hands[rnd.loser]
+            assert all(rnd.hands[s] == [] for s in rnd.finished)
+            assert game.winners == (rnd.winner,) and game.losers == (rnd.loser,)
+    assert game.over
+    assert game.winners or game.losers
 
 
 @st.composite

@@ -205,6 +205,8 @@ def test_a_wild_turned_up_first_gets_its_colour_even_if_the_first_player_takes(
         top="W",
         pile=["R1", "R2", "R4"],
         launcher=[0],
+        # Seat 1 is the first player (classic's dealer_plays_first: test_rules_first_card).
+        options={"dealer_plays_first": False},
     )
     state = run(**base, actions=[{"seat": 1, verb: True, "color": "G"}])
     check(state, {"color": "G", "turn": 2})
@@ -249,7 +251,7 @@ def test_stacking_answers_a_penalty_turned_up_first(
 ) -> None:
     state = run(
         deck=deck,
-        options={"stacking": True},
+        options={"stacking": True, "dealer_plays_first": False},
         hands=[["B1"], [answer, "Y6"], ["Y3", "B7"]],
         top=top,
         actions=[{"seat": 1, "play": answer}],

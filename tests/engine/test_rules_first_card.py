@@ -82,16 +82,19 @@ CASES: list[tuple[str, str, str, int, dict[str, Any]]] = [
         3,
         {"turn": 1, "color": "B", "pending": []},
     ),
-    ("classic number", "classic", "R0", 3, {"turn": 1, "color": "R"}),
-    ("classic W: first player names the colour", "classic", "W", 3, {"turn": 1, "color": None}),
+    # Classic: the dealer plays first (seed 001 特殊情況: "如果為'變色'，則莊家可以下任意顏色的牌，
+    # 如果為"+2"，則莊家罰抽兩張，如果為"轉向"，則遊戲由順時針變為逆時針，如果為"跳過"，則由莊家的
+    # 下家開始下牌，其餘情況由莊家根據抽到的牌先下牌").
+    ("classic number: the dealer plays first", "classic", "R0", 3, {"turn": 0, "color": "R"}),
+    ("classic W: the dealer names the colour", "classic", "W", 3, {"turn": 0, "color": None}),
     (
-        "classic D2: first player draws two and is skipped",
+        "classic D2: the dealer draws two and is skipped",
         "classic",
         "BD2",
         3,
-        {"turn": 2, "pending": [{"seat": 1, "draws": 2}]},
+        {"turn": 1, "pending": [{"seat": 0, "draws": 2}]},
     ),
-    ("classic S: first player skipped", "classic", "BS", 3, {"turn": 2}),
+    ("classic S: the dealer's next player starts", "classic", "BS", 3, {"turn": 1}),
     (
         "classic R: direction reversed, dealer first",
         "classic",
@@ -108,6 +111,29 @@ CASES: list[tuple[str, str, str, int, dict[str, Any]]] = [
 def test_first_card(deck: str, top: str, players: int, expected: dict[str, Any]) -> None:
     hands = HANDS3 if players == 3 else HANDS4
     state = run(deck=deck, hands=hands, top=top, pile=["R7", "R8", "B9"])
+    check(state, {"top": top, **expected})
+
+
+# With dealer_plays_first off, classic starts left of the dealer like the Attack sheets (and the
+# sheet's own Wild paragraph: "如果該牌是抽出的首張牌，那么由莊家左邊玩家任意指定顏色出牌").
+LEFT_OF_DEALER = [
+    ("R0", {"turn": 1, "color": "R"}),
+    ("W", {"turn": 1, "color": None}),
+    ("BD2", {"turn": 2, "pending": [{"seat": 1, "draws": 2}]}),
+    ("BS", {"turn": 2}),
+    ("BR", {"turn": 0, "direction": -1}),
+]
+
+
+@pytest.mark.parametrize(("top", "expected"), LEFT_OF_DEALER, ids=[t for t, _ in LEFT_OF_DEALER])
+def test_classic_first_card_left_of_the_dealer(top: str, expected: dict[str, Any]) -> None:
+    state = run(
+        deck="classic",
+        hands=HANDS3,
+        top=top,
+        pile=["R7", "R8", "B9"],
+        options={"dealer_plays_first": False},
+    )
     check(state, {"top": top, **expected})
 
 

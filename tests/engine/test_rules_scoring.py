@@ -11,41 +11,11 @@ from engine.errors import InputError, RuleError
 from engine.game import Action, Game, Round, choose_dealer
 from engine.launchers import ScriptedLauncher
 from engine.rules import rules_for
+from tests.engine.game_util import finish, game
 
 
 def cards(*texts: str) -> list:
     return [parse_card(t) for t in texts]
-
-
-def game(mode: str, players: int = 3, target: int = 500, **kw: object) -> Game:
-    return Game(
-        PRESETS["attack"],
-        rules_for("attack", players),
-        ScriptedLauncher([]),
-        players=players,
-        mode=mode,
-        target=target,
-        seed=5,
-        **kw,
-    )  # type: ignore[arg-type]
-
-
-def finish(g: Game, winner: int, hands: list[list[str]]) -> dict:
-    """Rig the current round: `winner` holds R1 and plays it on R5; others hold `hands`."""
-    rigged = [cards("R1") if s == winner else cards(*h) for s, h in enumerate(hands)]
-    g.round = Round.from_position(
-        g.deck,
-        g.rules,
-        g.launcher,
-        hands=rigged,
-        top=parse_card("R5"),
-        turn=winner,
-        dealer=g.dealer,
-        out=g.out,
-    )
-    g.round.apply(Action("play", winner, (parse_card("R1"),)))
-    assert g.round.over
-    return g.finish_round()
 
 
 def test_target_winner_scores_the_other_hands_and_deals_next() -> None:
@@ -108,17 +78,22 @@ def test_elimination_with_two_left_uses_two_player_rules() -> None:
     assert rnd.turn == 0  # S with two seats in play gives the turn back
 
 
-def test_teams_partners_sit_alternately_and_score_the_other_team() -> None:
+def test_teams_a_team_scores_its_own_members_cards_lowest_team_wins() -> None:
+    # Seed 001 組隊比賽: "總計每位隊員手中持牌的點數和來做為該隊的分數" (a team's score is the
+    # sum of the points in its members' hands).
     g = game("teams", players=4, target=100)
     g.start_round()
     result = finish(g, 0, [[], ["R5"], ["WAA"], ["B9"]])
-    # Team 0 is seats 0 and 2: the partner's WAA is not scored.
-    assert result["gained"] == [14, 0, 14, 0]
-    assert g.team_scores == [14, 0]
+    # Team 0 is seats 0 and 2: the partner's WAA costs the team that went out.
+    assert result["gained"] == [50, 14, 50, 14]
+    assert g.team_scores == [50, 14] and not g.over
     g.start_round()
-    finish(g, 3, [["WAA", "WAA"], ["B1"], ["R9"], []])
-    assert g.team_scores == [14, 109]
-    assert g.over and g.winners == (1, 3)
+    finish(g, 3, [["R9"], ["B1"], ["R2"], []])
+    assert g.team_scores == [61, 15] and g.scores == [61, 15, 61, 15]
+    g.start_round()
+    finish(g, 1, [["WAA"], [], ["R1"], ["B2"]])
+    assert g.team_scores == [112, 17]
+    assert g.over and g.winners == (1, 3) and g.losers == (0, 2)
 
 
 @pytest.mark.parametrize(
@@ -127,6 +102,8 @@ def test_teams_partners_sit_alternately_and_score_the_other_team() -> None:
         ({"mode": "highest"}, "unknown mode `highest`"),
         ({"mode": "target", "target": 0}, "target = 0"),
         ({"mode": "teams", "players": 3}, "3 players cannot sit as 2 teams"),
+        ({"mode": "teams", "players": 6, "teams": 4}, "6 players cannot sit as 4 teams"),
+        ({"mode": "teams", "players": 6, "teams": 6}, "6 players cannot sit as 6 teams"),
     ],
 )
 def test_bad_game_settings(kwargs: dict, message: str) -> None:

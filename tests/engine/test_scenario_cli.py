@@ -88,7 +88,8 @@ def test_illegal_action_exits_1_with_error_and_state(
     ("change", "message"),
     [
         (("turn = 0", "turn = 0\nspeed = 3"), "unknown field `start.speed`"),
-        (("players = 3", "players = 3\nmode = 'x'"), "unknown field `mode`"),
+        (("players = 3", "players = 3\nspeed = 'x'"), "unknown field `speed`"),
+        (("players = 3", "players = 3\nmode = 'x'"), "mode = 'x': one of target, lowest"),
         (("hit = true", "hit = true\ncolour = 'R'"), "unknown field `actions[1].colour`"),
         (('top = "Y5"', 'top = "Y55"'), "start.top: `Y55` is not a card"),
         (('top = "Y5"', 'top = "WD4"'), "start.top: `WD4` is not in the attack deck"),

@@ -15,6 +15,7 @@ import engine.sweep as sweep
 from engine.cli import main
 from engine.duration import BoxTimes, game_seconds
 from engine.executors import InlineExecutor
+from engine.scoring import SCORING_MODES
 from firmware import config as box_config
 from tests.configs import write_config
 
@@ -241,7 +242,9 @@ BAD_FILES = [
     ("[base]\njam.speed = 4\n", "unknown jam key"),
     ("[base]\noption.speed = true\n", "unknown rule option"),
     ("[base]\noption.stacking = 3\n", "stacking = 3: true or false"),
-    ("[base]\nmode = 'teams'\nplayers = 3\n", "teams needs an even number of players"),
+    ("[base]\nmode = 'teams'\nplayers = 3\n", "3 players cannot sit as 2 teams"),
+    ("[base]\nmode = 'teams'\nplayers = 6\nteams = 4\n", "6 players cannot sit as 4 teams"),
+    ("[base]\nteams = 2\n", "teams 2: the number of teams is for mode teams"),
     ("[base]\nturn_seconds = -1\n", "turn_seconds = -1: seconds from 0 to 3600"),
     ("[base]\ntable = { x = 1 }\n", "table: not a table of keys"),
     ('[grid]\n"jam.base" = 0.2\n', "a list of the values to try"),
@@ -374,3 +377,13 @@ def test_files_named_in_a_sweep_file_are_found_next_to_it(
 def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys, str(ROOT / "docs/examples/sweep/tune-box.toml"), "--games", "1")
     assert data["settings"] == 6
+
+
+def test_the_modes_example_compares_every_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, str(ROOT / "docs/examples/sweep/modes.toml"), "--games", "2")
+    modes = [r["setting"]["mode"] for r in data["results"]]
+    assert sorted(modes) == sorted(SCORING_MODES)
+    for result in data["results"]:
+        named_loser = result["setting"]["mode"] in ("teams", "knockout", "chips", "losing")
+        assert ("losses_by_seat" in result) == named_loser
+        assert ("chips_by_seat" in result) == (result["setting"]["mode"] == "chips")

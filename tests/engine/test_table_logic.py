@@ -30,6 +30,10 @@ def c(text: str):
 
 def table(n: int = 3, deck: str = "attack", first: str = "R5", **kw: Any) -> Referee:
     names = ["Ann", "Bob", "Cat", "Dan", "Eve", "Fay"][:n]
+    if deck == "classic":
+        # These tests seat the first player left of the dealer (classic's dealer_plays_first is
+        # tested by the rules tests).
+        kw["options"] = {"dealer_plays_first": False, **kw.get("options", {})}
     ref = Referee(names, deck=deck, **kw)
     ref.start_round(c(first), "G" if c(first).is_wild else None)
     return ref

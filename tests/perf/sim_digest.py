@@ -51,6 +51,21 @@ CASES: list[tuple[str, int, str, int, tuple[str, ...]]] = [
     ("attack-1998", 4, "heuristic", 6, ("--option", "skip_reverse_play_again=true")),
     ("attack-1998", 3, "random", 2, ("--option", "play_fired_card=false", "--mode", "lowest")),
     ("attack-1998", 4, "heuristic", 6, ("--option", "uno_penalty=0", "--option", "stacking=true")),
+    # Seed 001's systems (issue 23): the scoring modes and the rule options they brought.
+    ("attack", 4, "heuristic", 8, ("--mode", "knockout")),
+    ("classic", 5, "random", 2, ("--mode", "knockout")),
+    ("attack", 4, "heuristic", 4, ("--mode", "chips", "--target", "200")),
+    ("classic", 3, "heuristic", 4, ("--mode", "losing")),
+    ("attack-1998", 6, "heuristic", 4, ("--mode", "teams", "--teams", "3")),
+    ("attack", 4, "random", 2, ("--option", "discard_all_choice=true")),
+    ("attack", 5, "heuristic", 6, ("--option", "custom_wild_effect=TH")),
+    (
+        "classic",
+        4,
+        "heuristic",
+        6,
+        ("--option", "counter_clockwise=true", "--option", "dealer_plays_first=false"),
+    ),
 ]
 
 

@@ -1,0 +1,284 @@
+"""`unoattack schedule`: a game night's seat rotation (seed 001 玩家位置變化), printed, and with
+`--sim` played by bots to its standings.
+
+The rotation and the standings are engine/schedule.py's; each table's rounds are the rules
+core's (`Round`, played by `sim.play_round`), each round scored per seat by the scoring mode
+(engine/scoring.py) and recorded per player: the sheet's prerequisite is a points system
+("前提：必須採用計分制"). The default mode is `teams`, each opposite pair a team
+("同隊的隊友要相隔坐": partners sit apart), so a player's round score is their pair's cards;
+`target` scores the round winner the others' cards, `lowest` each player their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.bots import make_bot
+from engine.cards import PRESETS
+from engine.cards_cli import add_deck_argument, open_deck
+from engine.errors import InputError
+from engine.game import Round, choose_dealer
+from engine.launchers import VirtualLauncher
+from engine.rules import parse_option, rules_for
+from engine.schedule import MAX_NIGHT_PLAYERS, ROUNDS_EACH, Schedule, Standings, rotation
+from engine.scoring import round_gains
+from engine.sim import add_option_argument, check_bots, play_round
+from firmware.commandline import whole_number
+from firmware.jam import JamModel, JamParams
+from i18n import _, ngettext, number
+from i18n.layout import columns
+
+__all__ = ["NIGHT_MODES", "Night", "play_night", "register"]
+
+# Scoring modes a night's rounds may be scored in: the points systems (計分制), per round.
+NIGHT_MODES: tuple[str, ...] = ("teams", "target", "lowest")
+MAX_CYCLES = 100
+
+
+@dataclass
+class Night:
+    """A simulated night: the standings, and how much was played."""
+
+    schedule: Schedule
+    standings: Standings
+    cycles: int
+    rounds: int = 0  # rounds played, over every table
+    turns: int = 0
+    presses: int = 0
+    bots: dict[str, str] = field(default_factory=dict)  # player name -> bot
+
+
+def play_night(
+    schedule: Schedule,
+    *,
+    cycles: int = 1,
+    seed: int = 0,
+    deck: str = "attack",
+    mode: str = "teams",
+    bots: Sequence[str] = ("heuristic",),
+    options: Mapping[str, object] | None = None,
+    jam: JamParams | None = None,
+) -> Night:
+    """Play `cycles` cycles of `schedule` with bots (one for every player, or one per player,
+    who keeps it from table to table) and the virtual launcher; seeded by `seed`. At each table
+    the dealer of a stage's first round is drawn, then the round winner deals."""
+    if mode not in NIGHT_MODES:
+        raise InputError(
+            _("--mode {mode}: a night is scored in {modes}").format(
+                mode=mode, modes=", ".join(NIGHT_MODES)
+            )
+        )
+    if not 1 <= cycles <= MAX_CYCLES:
+        raise InputError(
+            _("--cycles {cycles}: from 1 to {high}").format(cycles=cycles, high=MAX_CYCLES)
+        )
+    names = check_bots(bots, schedule.players)
+    the_deck = open_deck(deck)
+    preset = deck if deck in PRESETS else "attack"
+    seats = schedule.seats
+    rules = rules_for(preset, seats, **dict(options or {}))
+    rng = random.Random(f"unoattack-night:{seed}")
+    launcher = VirtualLauncher(JamModel(jam or JamParams(), rng=random.Random(rng.getrandbits(63))))
+    players = [make_bot(b, rng.getrandbits(63)) for b in names]
+    night = Night(
+        schedule,
+        Standings(schedule.names, mode),
+        cycles,
+        bots=dict(zip(schedule.names, names, strict=True)),
+    )
+    pairs = seats // 2  # teams at a table: each opposite pair, seats s and s + pairs
+    for cycle in range(cycles):
+        for stage in schedule.stages:
+            for t, at in enumerate(stage.tables):
+                bots_here = [players[p] for p in at]
+                dealer = choose_dealer(the_deck, range(seats), rng)
+                for round_no in schedule.rounds_of(stage, cycle):
+                    rnd = Round(
+                        the_deck,
+                        rules,
+                        launcher,
+                        players=seats,
+                        dealer=dealer,
+                        seed=rng.getrandbits(63),
+                        log=False,
+                    )
+                    play_round(rnd, bots_here, where=f"night round {round_no} table {t + 1}")
+                    winner = rnd.winner
+                    assert winner is not None
+                    gained = round_gains(mode, winner, rnd.points(), lambda s: s % pairs)
+                    night.standings.record(
+                        round_no, t, {schedule.names[p]: gained[s] for s, p in enumerate(at)}
+                    )
+                    dealer = winner
+                    night.rounds += 1
+                    night.turns += rnd.turns
+                    night.presses += rnd.presses
+    return night
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """Add the `schedule` subcommand."""
+    p = subparsers.add_parser(
+        "schedule",
+        help=_("a game night's seat rotation: each player opposite each other in turn"),
+        description=_(
+            "Print the seat rotation of a game night (seed 001 玩家位置變化): each of the other "
+            "players sits opposite you in turn, {rounds} rounds each; 4 players play 12 rounds a "
+            "cycle at one table, 8 players 28 rounds at two. With --sim, bots play the night and "
+            "the standings total each player's rounds over every table."
+        ).format(rounds=ROUNDS_EACH),
+    )
+    p.add_argument(
+        "--players",
+        type=whole_number,
+        required=True,
+        metavar="N",
+        help=_("players at the night: an even number from 4 to {high}").format(
+            high=MAX_NIGHT_PLAYERS
+        ),
+    )
+    p.add_argument(
+        "--tables",
+        type=whole_number,
+        default=None,
+        metavar="T",
+        help=_("tables (default: tables of four; each table seats an even number, 4 to 10)"),
+    )
+    p.add_argument(
+        "--names",
+        default=None,
+        metavar="A,B,...",
+        help=_("the players' names, in order (default 1, 2, ...)"),
+    )
+    p.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
+    sim = p.add_argument_group(_("playing the night with bots"))
+    sim.add_argument(
+        "--sim", action="store_true", help=_("play the night with bots and print the standings")
+    )
+    sim.add_argument(
+        "--cycles", type=whole_number, default=1, help=_("cycles of the rotation to play (1)")
+    )
+    sim.add_argument(
+        "--seed", type=whole_number, default=0, help=_("seed of the whole night (default 0)")
+    )
+    add_deck_argument(sim)
+    sim.add_argument(
+        "--mode",
+        default="teams",
+        help=_(
+            "how a round is scored: teams (default: each opposite pair a team, scoring its own "
+            "cards; lowest total first), target (the winner scores the others' cards; highest "
+            "first), lowest (each their own cards; lowest first)"
+        ),
+    )
+    sim.add_argument(
+        "--bots",
+        default="heuristic",
+        help=_("one bot for every player or a comma list, one per player: heuristic, random"),
+    )
+    add_option_argument(sim)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`unoattack schedule`."""
+    names = [n.strip() for n in args.names.split(",")] if args.names else []
+    schedule = rotation(args.players, args.tables, names)
+    night = None
+    if args.sim:
+        night = play_night(
+            schedule,
+            cycles=args.cycles,
+            seed=args.seed,
+            deck=args.deck,
+            mode=args.mode,
+            bots=args.bots.split(","),
+            options=dict(parse_option(text) for text in args.option),
+        )
+    if args.json:
+        data: dict[str, Any] = {"schedule": schedule.to_dict()}
+        if night is not None:
+            data["night"] = {
+                "cycles": night.cycles,
+                "seed": args.seed,
+                "deck": args.deck,
+                "mode": args.mode,
+                "bots": night.bots,
+                "rounds": night.rounds,
+                "turns": night.turns,
+                "presses": night.presses,
+                "standings": night.standings.to_dict(),
+            }
+        print(json.dumps(data, ensure_ascii=False))
+        return 0
+    print(format_schedule(schedule))
+    if night is not None:
+        print()
+        print(format_standings(night))
+    return 0
+
+
+def format_schedule(schedule: Schedule) -> str:
+    """The rotation as a table: a line per stage, a column per table (players clockwise)."""
+    lines = [
+        ngettext(
+            "{players} players at {tables} table of {seats}: each pair sits opposite for "
+            "{each} rounds, {rounds} rounds a cycle",
+            "{players} players at {tables} tables of {seats}: each pair sits opposite for "
+            "{each} rounds, {rounds} rounds a cycle",
+            schedule.tables,
+        ).format(
+            players=schedule.players,
+            tables=schedule.tables,
+            seats=schedule.seats,
+            each=schedule.rounds_each,
+            rounds=schedule.cycle_rounds,
+        ),
+        _(
+            "each table lists its players clockwise from seat 1; the players {half} seats apart "
+            "sit opposite each other (partners)"
+        ).format(half=schedule.seats // 2),
+        "",
+    ]
+    rows = [[_("rounds"), *(_("table {n}").format(n=t + 1) for t in range(schedule.tables))]]
+    for stage in schedule.stages:
+        span = schedule.rounds_of(stage)
+        rows.append(
+            [
+                f"{span[0]}-{span[-1]}",
+                *(" ".join(schedule.table_names(stage, t)) for t in range(schedule.tables)),
+            ]
+        )
+    lines += columns(rows)
+    return "\n".join(lines)
+
+
+def format_standings(night: Night) -> str:
+    """The standings after a simulated night, best first, and the champion(s)."""
+    standings = night.standings
+    played = standings.played()
+    rows = [[_("place"), _("player"), _("bot"), _("total"), _("rounds")]]
+    for place, name, total in standings.ranking():
+        rows.append([str(place), name, night.bots[name], number(total), number(played[name])])
+    lines = [
+        ngettext(
+            "{cycles} cycle of the rotation ({rounds} rounds played over every table), "
+            "scored {mode}",
+            "{cycles} cycles of the rotation ({rounds} rounds played over every table), "
+            "scored {mode}",
+            night.cycles,
+        ).format(cycles=night.cycles, rounds=number(night.rounds), mode=standings.mode),
+        "",
+        *columns(rows, right={0, 3, 4}),
+        "",
+        _("champion: {names}").format(names=" & ".join(standings.champions())),
+    ]
+    return "\n".join(lines)
