@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import importlib.metadata
 import math
@@ -151,11 +152,17 @@ class _Version(argparse.Action):
 
 def version_text(prog: str) -> str:
     """`launcher 0.1.0 (Python 3.11.2)`: both programs ship in one distribution."""
+    return f"{prog} {package_version()} (Python {platform.python_version()})"
+
+
+@functools.cache
+def package_version() -> str:
+    """The installed version of the distribution (`0.1.0`), looked up once; `(not
+    installed)` when run from a checkout without installing. The box's `status` reports it."""
     try:
-        version = importlib.metadata.version(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
-        version = "(not installed)"
-    return f"{prog} {version} (Python {platform.python_version()})"
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def build_parser(

@@ -27,6 +27,7 @@ from typing import Any
 
 from firmware.aiming import Aiming
 from firmware.attenuation import Attenuation
+from firmware.commandline import package_version
 from firmware.devices import Devices
 from firmware.door import Door
 from firmware.drivers import driver_for
@@ -529,6 +530,7 @@ class Daemon:
             result.update(feature.status())
         result["uptime_ms"] = (self.clock() - self._boot_ns) // _MS
         result["ejector"] = self.config.ejector.kind
+        result["version"] = package_version()  # the firmware's (the distribution's) version
         return result
 
     # ------------------------------------------------------------------ events

@@ -71,6 +71,7 @@ TABLE: tuple[Op, ...] = (
             "locked",
             "ejector",
             "door",
+            "version",
         ),
         query=True,
     ),
