@@ -152,7 +152,7 @@ def run(
     try:
         with signals_as_interrupt(), mock_box(config_text) as (box, client):
             session = demo_table(players=names, deck=args.deck, target=args.target)
-            service = TableService(session, box=client, port=client.port, watch_only=WATCH_ONLY)
+            service = TableService(session, box=client, watch_only=WATCH_ONLY)
 
             def play(stop: threading.Event) -> None:
                 while web.hub.pages < args.wait_pages and not stop.wait(0.05):
@@ -173,7 +173,7 @@ def run(
                 service.announce([f"game over: {summary['winner_name']} wins"], {"demo": "over"})
 
             server.attach(service, workers=[play])
-            server.banner(out, "unoattack demo --web", saved=False)
+            server.banner(out, "unoattack demo --web", saved=False, joinable=False)
             waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
             screen.line(
                 f"the bots {', '.join(names)} play to {args.target} through the mock box on "

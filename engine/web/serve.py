@@ -95,7 +95,7 @@ def run_serve(args: argparse.Namespace) -> int:
         with signals_as_interrupt(), open_box(args, saved) as box:
             session = open_table(args, box.client, saved)
             try:
-                service = TableService(session, port=box.port)
+                service = TableService(session)
                 server.attach(service)
                 server.banner(sys.stdout)
                 server.run()

@@ -121,14 +121,17 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "phase_over": N_("game over"),
     "mode_target": Fill(N_("first to {target} points"), "target"),
     "mode_lowest": Fill(N_("lowest score when one reaches {target}"), "target"),
-    "mode_elimination": Fill(N_("out at {target} points"), "target"),
-    "mode_teams": Fill(N_("teams, first to {target} points"), "target"),
+    "mode_elimination": Fill(N_("out at {target} points, the last one left wins"), "target"),
+    "mode_teams": Fill(N_("teams, to {target} points"), "target"),
+    "mode_knockout": Fill(N_("knockout: the last one left loses"), "target"),
+    "mode_chips": Fill(N_("chips: a stake of {target}"), "target"),
+    "mode_losing": Fill(N_("most points at {target} loses"), "target"),
     "colour": Fill(N_("colour {name}"), "name"),
     "to_play": Fill(N_("{who} to play"), "who"),
     "plays_next": Fill(N_("{who} plays next"), "who"),
     "deals_now": Fill(N_("{who} deals"), "who"),
-    "left": N_("↻ play goes left (clockwise)"),
-    "right": N_("↺ play goes right (counter-clockwise)"),
+    "clockwise": N_("↻ clockwise"),
+    "counter_clockwise": N_("↺ counter-clockwise"),
     "order": Script(
         "(names) => fill(S.order, {names: names.join(' → ')})", order=N_("order: {names}")
     ),
@@ -245,8 +248,7 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "download_csv": N_("Download (CSV)"),
     "new_game": N_("New game"),
     "new_game_confirm": N_(
-        "Start a new game with the same players? This game's results are kept in the history "
-        "file."
+        "Start a new game with the same players? This game's results are kept in the history file."
     ),
     # the box dashboard
     "fact_name": N_("name"),

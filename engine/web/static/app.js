@@ -512,13 +512,13 @@
     const playing = v.phase === "play";
     $("colour").replaceChildren(
       ...(v.color ? [el("span", { class: `swatch card ${v.color}` })] : []),
-      T.colour(v.color ? `${colourName(v.color)} (${v.color})` : colourName(v.color)),
+      T.colour(v.color ? `${colourName(v.color)} (${v.color})` : colourName(v.color)) + " ·",
     );
     $("colour").dataset.color = v.color || "";
     const next = v.actor !== null && v.actor !== v.turn; // someone owes hits first
     $("turn").textContent = playing ? (next ? T.plays_next : T.to_play)(name(v.turn)) : v.phase === "deal" ? T.deals_now(name(v.dealer)) : "";
     $("turn").dataset.seat = playing ? v.turn : "";
-    $("direction").textContent = v.direction === 1 ? T.left : T.right;
+    $("direction").textContent = v.direction === 1 ? T.clockwise : T.counter_clockwise;
     $("direction").dataset.direction = v.direction;
     $("instruction").textContent = instruction(v);
 
