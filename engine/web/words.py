@@ -190,7 +190,6 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "challenge_not": N_("Challenge: not legal"),
     "undo": N_("Undo"),
     "cards_left": Fill(N_("Cards left in {who}'s hand ({n}): tap them"), "who", "n"),
-    "done": N_("done"),
     # what happens next, in words (read from the referee's state)
     "ins_deal": Fill(N_("{who} deals: tap the card turned up"), "who"),
     "ins_score": Script(

@@ -221,7 +221,8 @@
   async function act(line) {
     const reply = await request("act", { line });
     if (reply.ask) { openAsk(reply); return reply; }
-    showReply(reply.ok ? (reply.messages || []).join(" · ") || T.done : reply.error, reply.ok);
+    // (a press says nothing at once: its answer is the box's result, a toast of its own)
+    if (!reply.ok || (reply.messages || []).length) showReply(reply.ok ? reply.messages.join(" · ") : reply.error, reply.ok);
     return reply;
   }
   page.act = act;
@@ -724,7 +725,7 @@
       const seat = v.to_enter[0];
       $("hand-entry-title").textContent = T.cards_left(name(seat), v.hands[seat]);
     }
-    // "say UNO with this card": only for a card that leaves one in the hand.
+    // "say UNO with this card": only for the card that leaves one in the hand.
     const withUno = phase === "play" && hitter === null && v.hands[v.turn] === 2;
     $("uno-toggle").hidden = !withUno;
     if (!withUno) $("with-uno").checked = false;
