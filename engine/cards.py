@@ -268,7 +268,7 @@ def load_deck(name_or_path: str | Path) -> Deck:
         )
 
     try:
-        data = tomllib.loads(textfile.read_text(path))  # UTF-8, a BOM allowed
+        data = textfile.parse_toml(textfile.read_text(path))  # UTF-8, a BOM allowed
     except OSError as exc:
         raise InputError(
             _("{path}: cannot read deck file: {strerror}").format(path=path, strerror=exc.strerror)

@@ -38,7 +38,7 @@ from typing import Any, TextIO
 from engine.boxport import check_speed, mock_box, mock_config
 from engine.errors import InputError, UnoError
 from engine.words import plural, shown
-from firmware.commandline import whole_number
+from firmware.commandline import CtrlC, whole_number
 from i18n import _, number
 from wire.text import news
 
@@ -802,17 +802,20 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     (`unoattack demo | head -1`) raises BrokenPipeError after the box is stopped: the command
     line ends quietly with 0 on it, as every command does."""
     screen = Screen(out, list(NAMES[: args.players]))
-    try:
-        with signals_as_interrupt(), mock_box(config_text) as (box, client):
-            summary = Demo.for_args(args, box, client, screen).run()
-            summary["sounds"] = box.sounds()  # its folder goes with the box
-    except KeyboardInterrupt:
-        screen.line()
-        screen.line(_("interrupted: stopping the box"))
-        return 130
-    except UnoError as exc:
-        print(f"unoattack demo: {exc}", file=sys.stderr)
-        return 1
+    # However many Ctrl-C come: the first stops the game, none cuts the box's stop short.
+    with CtrlC(until_exit=True) as ctrl_c:
+        try:
+            with signals_as_interrupt(), mock_box(config_text) as (box, client):
+                with ctrl_c.stopping():
+                    summary = Demo.for_args(args, box, client, screen).run()
+                summary["sounds"] = box.sounds()  # its folder goes with the box
+        except KeyboardInterrupt:
+            screen.line()
+            screen.line(_("interrupted: stopping the box"))
+            return 130
+        except UnoError as exc:
+            print(f"unoattack demo: {exc}", file=sys.stderr)
+            return 1
     summary["box_exit"] = box.proc.returncode if box.proc is not None else None
     show_summary(screen, summary)
     if args.json:

@@ -11,23 +11,31 @@ order results come back in.
 - `DaskExecutor`: the workers of a Dask cluster (`--executor dask://HOST:PORT`; the `dask`
   extra). Each worker needs this package installed, the same version as here.
 
-Ctrl-C: the workers ignore SIGINT (the terminal sends it to the whole process group), so only
-the caller sees it; leaving `run` early cancels every task not started yet and lets the running
-ones end (a task is a short block of games).
+Ctrl-C (`firmware.commandline.CtrlC`, which the commands install around the whole run): it never
+interrupts an executor's own bookkeeping (a KeyboardInterrupt inside a process pool's locks
+deadlocks it). The first one stops the run between two results: `run` submits nothing more and
+raises KeyboardInterrupt where the caller reads its next result, the tasks still in flight end
+(a task is a short block of games; at most a couple per worker are in flight, so stopping never
+waits over thousands) or are cancelled by `close`. A second one gives up the tasks still running
+(the pool's workers are ended at once). The workers ignore SIGINT (a terminal sends it to the
+whole process group): only this process decides.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from queue import SimpleQueue
 from typing import Any, Protocol, TypeVar
 
 from engine.errors import InputError, UnoError
+from firmware.commandline import CtrlC
 
 __all__ = [
     "DaskExecutor",
@@ -47,6 +55,7 @@ DASK_SCHEME = "dask://"
 DASK_HINT = "pip install 'unoattack-launcher[dask]'"
 # How long to wait for a Dask scheduler to answer before saying it cannot be reached.
 DASK_CONNECT_S = 10
+_STOP = object()  # what Ctrl-C puts among the finished tasks to wake `run`
 
 
 class ExecutorError(UnoError):
@@ -61,8 +70,8 @@ class Executor(Protocol):
     workers: int
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
-        """`(index, fn(tasks[index]))` for every task, as each finishes. Closing the iterator
-        early cancels the tasks not started; an exception in a task is raised here."""
+        """`(index, fn(tasks[index]))` for every task, as each finishes. Ctrl-C raises
+        KeyboardInterrupt here; an exception in a task is raised here."""
         ...
 
     def close(self) -> None:
@@ -70,11 +79,72 @@ class Executor(Protocol):
         ...
 
 
-class _Closing:
-    """Context-manager support for the executors here."""
+class _Stoppable:
+    """What the executors share: Ctrl-C taken between tasks (see the module's docstring).
 
-    def close(self) -> None:  # pragma: no cover - overridden
-        pass
+    With no `ctrl_c` given (a library caller), an executor that must not be interrupted mid-way
+    installs its own for as long as it is open."""
+
+    workers: int
+    _own_ctrl_c = True
+    _window_per_worker = 2  # tasks in flight per worker: one running, one waiting behind it
+
+    def __init__(self, ctrl_c: CtrlC | None = None) -> None:
+        self._stack = contextlib.ExitStack()
+        if ctrl_c is None and self._own_ctrl_c:
+            ctrl_c = self._stack.enter_context(CtrlC())
+        self._ctrl_c = ctrl_c
+        self._wake: SimpleQueue[Any] | None = None
+        if ctrl_c is not None:
+            self._stack.enter_context(ctrl_c.listen(self._on_ctrl_c))
+
+    def _stopped(self) -> bool:
+        return self._ctrl_c is not None and self._ctrl_c.count > 0
+
+    def _on_ctrl_c(self, count: int) -> None:
+        # In the main thread, from the signal handler: wake `run`, never raise.
+        wake = self._wake
+        if wake is not None:
+            wake.put(_STOP)
+        if count > 1:
+            self._give_up()
+
+    def _give_up(self) -> None:
+        """A second Ctrl-C: end the tasks running now (from a signal handler)."""
+
+    def _in_flight(
+        self,
+        submit: Callable[[int], Any],
+        count: int,
+        result: Callable[[Any], R],
+        forget: Callable[[list[Any]], None],
+    ) -> Iterator[tuple[int, R]]:
+        """Tasks 0 to `count - 1`, at most `window` in flight: `submit(index)` starts one and
+        returns its future, `result(future)` reads a finished one; each `(index, result)` as it
+        finishes. Ctrl-C raises KeyboardInterrupt here, between two results; leaving early calls
+        `forget` with the futures still in flight."""
+        finished: SimpleQueue[Any] = SimpleQueue()  # a done callback's put: from any thread
+        window = max(1, self._window_per_worker * self.workers)
+        flying: dict[Any, int] = {}
+        submitted = 0
+        self._wake = finished
+        try:
+            while submitted < count or flying:
+                while submitted < count and len(flying) < window and not self._stopped():
+                    future = submit(submitted)
+                    flying[future] = submitted
+                    submitted += 1
+                    future.add_done_callback(finished.put)
+                if self._stopped():
+                    raise KeyboardInterrupt
+                future = finished.get()
+                if future is _STOP:
+                    raise KeyboardInterrupt
+                yield flying.pop(future), result(future)
+        finally:
+            self._wake = None
+            if flying:
+                forget(list(flying))
 
     def __enter__(self) -> Any:
         return self
@@ -82,20 +152,52 @@ class _Closing:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def close(self) -> None:
+        """Release the workers (idempotent), then Ctrl-C is no longer this executor's."""
+        try:
+            self._release()
+        finally:
+            self._stack.close()
 
-class InlineExecutor(_Closing):
+    def _release(self) -> None:
+        pass
+
+
+class InlineExecutor(_Stoppable):
     """Every task in this process, in order."""
 
     workers = 1
+    _own_ctrl_c = False  # nothing to deadlock: without a CtrlC, Python's KeyboardInterrupt is fine
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
         for index, task in enumerate(tasks):
+            if self._stopped():
+                raise KeyboardInterrupt
             yield index, fn(task)
 
 
 def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle."""
+    """Worker initializer: Ctrl-C is the parent's to handle. The worker was started with SIGINT
+    held back (`_sigint_held`); one that came meanwhile is dropped with the ignoring."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """SIGINT held back in this thread while it may start worker processes: a new worker
+    inherits the hold and keeps it until its initializer ignores SIGINT, so a Ctrl-C at that
+    moment neither kills it half-started nor runs this process's handler in it. One that
+    arrives meanwhile is delivered here on release."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _start_method() -> str:
@@ -119,10 +221,10 @@ def _threads() -> int:
         return threading.active_count()
 
 
-class ProcessExecutor(_Closing):
+class ProcessExecutor(_Stoppable):
     """A pool of `workers` local processes."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, ctrl_c: CtrlC | None = None) -> None:
         import multiprocessing
 
         self.workers = workers
@@ -133,39 +235,53 @@ class ProcessExecutor(_Closing):
         self._pool = ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=_ignore_sigint
         )
+        super().__init__(ctrl_c)
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
-        futures: dict[Future[R], int] = {}
-        pending: set[Future[R]] = set()
-        try:
-            for index, task in enumerate(tasks):
-                future = self._pool.submit(fn, task)
-                futures[future] = index
-                pending.add(future)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                # In submission order, so a run that finishes several at once merges them
-                # in the same order every time (the results do not depend on it anyway).
-                for future in sorted(done, key=futures.__getitem__):
-                    yield futures[future], future.result()
-        except BrokenProcessPool:
-            raise ExecutorError(
-                "a worker process died (killed, or out of memory?): run again, with fewer "
-                "--workers if memory is short"
-            ) from None
-        finally:
-            for future in pending:
-                future.cancel()
+        def submit(index: int) -> Future[R]:
+            try:
+                with _sigint_held():  # the pool starts its workers in `submit`
+                    return self._pool.submit(fn, tasks[index])
+            except BrokenProcessPool:
+                raise self._broken() from None
 
-    def close(self) -> None:
-        # Tasks not started were cancelled by `run`; the running ones are short.
+        def result(future: Future[R]) -> R:
+            try:
+                return future.result()
+            except BrokenProcessPool:
+                raise self._broken() from None
+
+        # Tasks left in flight are not cancelled here: the pool cancels those not started in
+        # `close` (a future cancelled from outside can break the pool's own clean-up on 3.11).
+        yield from self._in_flight(submit, len(tasks), result, lambda flying: None)
+
+    def _broken(self) -> BaseException:
+        """What a broken pool means: the workers ended by a second Ctrl-C, or one died."""
+        if self._stopped():
+            return KeyboardInterrupt()
+        return ExecutorError(
+            "a worker process died (killed, or out of memory?): run again, with fewer "
+            "--workers if memory is short"
+        )
+
+    def _give_up(self) -> None:
+        # `_processes` is the pool's table of its workers (Python 3.14 adds terminate_workers()
+        # for this); the pool sees them end and fails what they were running, its clean-up.
+        processes = getattr(self._pool, "_processes", None) or {}
+        for process in list(processes.values()):
+            with contextlib.suppress(Exception):
+                process.terminate()
+
+    def _release(self) -> None:
+        # Cancels the tasks not started; waits for the running ones (short), or for their
+        # workers to be ended by a second Ctrl-C.
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-class DaskExecutor(_Closing):
+class DaskExecutor(_Stoppable):
     """The workers of the Dask cluster whose scheduler listens at `address` (tcp://HOST:PORT)."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, ctrl_c: CtrlC | None = None) -> None:
         try:
             from distributed import Client
         except ImportError:
@@ -181,22 +297,25 @@ class DaskExecutor(_Closing):
             ) from None
         threads = sum(self._client.nthreads().values())
         self.workers = max(1, threads)
+        super().__init__(ctrl_c)
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
-        from distributed import as_completed
+        client = self._client
 
-        # pure=False: each task is its own key (equal tasks are still separate work).
-        futures = self._client.map(fn, list(tasks), pure=False)
-        index = {future.key: i for i, future in enumerate(futures)}
-        try:
-            for future in as_completed(futures, loop=self._client.loop):
-                yield index[future.key], future.result()
-        except (OSError, TimeoutError) as exc:
-            raise ExecutorError(f"the Dask cluster at {self.address}: {_reason(exc)}") from None
-        finally:
-            self._client.cancel([f for f in futures if not f.done()])
+        def submit(index: int) -> Any:
+            # pure=False: each task is its own key (equal tasks are still separate work).
+            return client.submit(fn, tasks[index], pure=False)
 
-    def close(self) -> None:
+        def result(future: Any) -> R:
+            try:
+                return future.result()
+            except (OSError, TimeoutError) as exc:
+                raise ExecutorError(f"the Dask cluster at {self.address}: {_reason(exc)}") from None
+
+        # The cluster's tasks are not ours to wait for: those in flight are cancelled at once.
+        yield from self._in_flight(submit, len(tasks), result, client.cancel)
+
+    def _release(self) -> None:
         client, self._client = getattr(self, "_client", None), None
         if client is not None:
             client.close()
@@ -239,12 +358,15 @@ def check_executor(spec: str | None) -> str | None:
     raise InputError(f"--executor {spec}: use local or {DASK_SCHEME}HOST:PORT")
 
 
-def executor_for(address: str | None, workers: int, tasks: int) -> Executor:
+def executor_for(
+    address: str | None, workers: int, tasks: int, ctrl_c: CtrlC | None = None
+) -> Executor:
     """The executor for checked `--executor` / `--workers` values and a run of `tasks` tasks:
-    Dask at `address`, else a process pool (no more processes than tasks), else inline."""
+    Dask at `address`, else a process pool (no more processes than tasks), else inline; each
+    stops on the command's `ctrl_c`."""
     if address is not None:
-        return DaskExecutor(address)
+        return DaskExecutor(address, ctrl_c)
     workers = min(workers, tasks)
     if workers <= 1:
-        return InlineExecutor()
-    return ProcessExecutor(workers)
+        return InlineExecutor(ctrl_c)
+    return ProcessExecutor(workers, ctrl_c)

@@ -644,6 +644,24 @@ class Referee:
                     most=self.deck.total, count=cards
                 )
             )
+        # The hands and the card turned up come out of one deck (the state file's loader
+        # refuses a game whose hands add up to more).
+        others = sum(rnd.counts) - rnd.counts[seat]
+        most = self.deck.total - others - 1
+        if cards > most:
+            raise RuleError(
+                _(
+                    "{player} cannot hold {count}: the other hands hold {others} and one card is "
+                    "turned up, of the {deck} deck's {total}; at most {most}"
+                ).format(
+                    player=self.name(seat),
+                    count=cards,
+                    others=others,
+                    deck=self.deck.name,
+                    total=self.deck.total,
+                    most=max(most, 0),
+                )
+            )
         old = rnd.counts[seat]
         rnd.set_count(seat, cards)
         return [
@@ -853,7 +871,9 @@ class Referee:
         lines = [
             _("round {round} ({phase}), {mode} mode, game to {target} points").format(
                 round=self.round_no, phase=phase, mode=self.mode, target=self.target
-            )
+            ),
+            # The deck's own name, never a file's path (the web page's watchers read it too).
+            _("{deck} deck, {rules} rules").format(deck=self.deck.name, rules=self.rules.preset),
         ]
         if self.phase in ("play", "score") and self.round is not None:
             arrow = _("left (clockwise)") if self.direction == 1 else _("right (counter-clockwise)")
@@ -892,7 +912,7 @@ class Referee:
         reader has to work them out."""
         rnd = self.round
         return {
-            "deck": self.deck_name,
+            "deck": self.deck.name,  # its name, never the path of a deck file
             "mode": self.mode,
             "target": self.target,
             "classic": self.classic,

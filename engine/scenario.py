@@ -276,7 +276,7 @@ def load_scenario(path: str | Path) -> Scenario:
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a text file: a scenario is UTF-8 TOML") from None
     try:
-        data = tomllib.loads(text)
+        data = textfile.parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
     try:

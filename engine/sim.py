@@ -34,7 +34,7 @@ from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
 from engine.scoring import modes_help, teams_problem
 from engine.words import plural
-from firmware.commandline import whole_number
+from firmware.commandline import CtrlC, whole_number
 from firmware.jam import JamModel, JamParams
 from i18n import _, number
 from i18n.layout import columns
@@ -665,39 +665,42 @@ class ProgressBar:
             self.ended = True
 
 
-def open_executor(args: argparse.Namespace, tasks: int) -> Executor:
-    """The executor `--executor` and `--workers` ask for (checked: exit 2 on a bad value)."""
+def open_executor(args: argparse.Namespace, tasks: int, ctrl_c: CtrlC) -> Executor:
+    """The executor `--executor` and `--workers` ask for (checked: exit 2 on a bad value),
+    stopping on `ctrl_c`."""
     address = check_executor(args.executor)
     workers = check_workers(args.workers)
-    return executor_for(address, workers, tasks)
+    return executor_for(address, workers, tasks, ctrl_c)
 
 
 def run(args: argparse.Namespace) -> int:
     """`unoattack sim`."""
     settings = settings_from_args(args)
-    executor = open_executor(args, settings.games)
-    bar = ProgressBar(sys.stderr)
-    try:
-        stats = run_sim(settings, executor=executor, progress=bar)
-    finally:
-        executor.close()
-    bar.close()
-    data = {
-        "players": settings.players,
-        "deck": settings.deck.name,
-        "rules": settings.preset,
-        "mode": settings.mode,
-        "target": settings.target,
-        **({"teams": settings.teams} if settings.mode == "teams" else {}),
-        "seed": settings.seed,
-        "bots": list(settings.bots),
-        "options": dict(settings.options),
-        **stats.to_dict(settings.mode),
-    }
-    if args.json:
-        print(json.dumps(data))
-    else:
-        print(format_table(data, asked=settings.games))
+    # However many Ctrl-C come: the run stops once, the report is printed, exit 130.
+    with CtrlC(until_exit=True) as ctrl_c:
+        executor = open_executor(args, settings.games, ctrl_c)
+        bar = ProgressBar(sys.stderr)
+        try:
+            stats = run_sim(settings, executor=executor, progress=bar)
+        finally:
+            executor.close()
+        bar.close()
+        data = {
+            "players": settings.players,
+            "deck": settings.deck.name,
+            "rules": settings.preset,
+            "mode": settings.mode,
+            "target": settings.target,
+            **({"teams": settings.teams} if settings.mode == "teams" else {}),
+            "seed": settings.seed,
+            "bots": list(settings.bots),
+            "options": dict(settings.options),
+            **stats.to_dict(settings.mode),
+        }
+        if args.json:
+            print(json.dumps(data))
+        else:
+            print(format_table(data, asked=settings.games))
     return 130 if stats.interrupted else 0  # 130: the shell's code for Ctrl-C
 
 

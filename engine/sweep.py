@@ -56,7 +56,8 @@ from engine.sim import (
 )
 from engine.words import plural
 from firmware import config as box_config
-from firmware.commandline import check_outputs, whole_number
+from firmware import textfile
+from firmware.commandline import CtrlC, check_outputs, whole_number
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
 from i18n import _, in_reader_language, number
@@ -213,7 +214,7 @@ def read_file(path: str) -> SweepSpec:
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        doc = tomllib.loads(text)
+        doc = textfile.parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(_("{path}: not valid TOML: {exc}").format(path=path, exc=exc)) from None
     spec = SweepSpec(source=path)
@@ -952,41 +953,47 @@ def run(args: argparse.Namespace) -> int:
     """`unoattack sweep`."""
     check_outputs(args.csv, args.plot, InputError)
     plan = build_plan(spec_from_args(args))
-    executor = open_executor(args, sum(s.sim.games for s in plan))
-    bar = ProgressBar(sys.stderr, "sweep", "games")
-    try:
-        result = run_sweep(plan, executor, progress=bar)
-    finally:
-        executor.close()
-    bar.close()
-    summaries = [summary(s, st) for s, st in result.finished]
-    if args.csv:
-        write_csv(args.csv, summaries)
-    if args.plot and result.finished:
-        write_plot(args.plot, result.finished)
-    if args.json:
-        games = result.games
-        print(
-            json.dumps(
-                {
-                    "seed": plan[0].sim.seed,
-                    "games_per_setting": plan[0].sim.games,
-                    "settings": result.total,
-                    "finished": len(summaries),
-                    "interrupted": result.interrupted,
-                    "elapsed_s": round(result.elapsed_s, 3),
-                    "games_per_s": round(games / result.elapsed_s, 1) if result.elapsed_s else None,
-                    "results": summaries,
-                }
-            )
-        )
-    else:
-        print(format_table(result, summaries))
-        for label, target in (("rows", args.csv), ("plot", args.plot)):
-            if target and (label == "rows" or result.finished):
-                said = (
-                    _("rows written to {path}") if label == "rows" else _("plot written to {path}")
+    # However many Ctrl-C come: the sweep stops once, its report and files are written, exit 130.
+    with CtrlC(until_exit=True) as ctrl_c:
+        executor = open_executor(args, sum(s.sim.games for s in plan), ctrl_c)
+        bar = ProgressBar(sys.stderr, "sweep", "games")
+        try:
+            result = run_sweep(plan, executor, progress=bar)
+        finally:
+            executor.close()
+        bar.close()
+        summaries = [summary(s, st) for s, st in result.finished]
+        if args.csv:
+            write_csv(args.csv, summaries)
+        if args.plot and result.finished:
+            write_plot(args.plot, result.finished)
+        if args.json:
+            games = result.games
+            print(
+                json.dumps(
+                    {
+                        "seed": plan[0].sim.seed,
+                        "games_per_setting": plan[0].sim.games,
+                        "settings": result.total,
+                        "finished": len(summaries),
+                        "interrupted": result.interrupted,
+                        "elapsed_s": round(result.elapsed_s, 3),
+                        "games_per_s": round(games / result.elapsed_s, 1)
+                        if result.elapsed_s
+                        else None,
+                        "results": summaries,
+                    }
                 )
-                print(said.format(path=target))
+            )
+        else:
+            print(format_table(result, summaries))
+            for label, target in (("rows", args.csv), ("plot", args.plot)):
+                if target and (label == "rows" or result.finished):
+                    said = (
+                        _("rows written to {path}")
+                        if label == "rows"
+                        else _("plot written to {path}")
+                    )
+                    print(said.format(path=target))
 
     return 130 if result.interrupted else 0  # 130: the shell's code for Ctrl-C

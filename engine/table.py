@@ -33,13 +33,13 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, cast
 
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
-from engine.cards import COLORS, Card, parse_card
+from engine.cards import COLORS, PRESETS, Card, load_deck, parse_card
 from engine.console import Console
 from engine.effects import effect_of
 from engine.errors import InputError, RuleError, UnoError
@@ -52,7 +52,10 @@ from engine.referee import (
     plural,
 )
 from engine.rules import parse_option
+from engine.state_lock import holding
 from engine.words import colour_name
+from firmware import textfile
+from firmware.commandline import CtrlC, digits
 from firmware.jam import JamParams
 from i18n import N_, _, message_of
 from wire.text import news
@@ -126,6 +129,31 @@ class Question:
     answers: list[str] = field(default_factory=list)
 
 
+class StateNotSaved(UnoError):
+    """The state file could not be written, or what would be written could not be loaded."""
+
+
+def _unsaved(exc: Exception) -> str:
+    """Why a save failed, in one line (an OSError from below `save` included)."""
+    if isinstance(exc, OSError):
+        return _("cannot save the game: {error}").format(error=exc.strerror or exc)
+    return message_of(exc)
+
+
+@dataclass
+class _Mark:
+    """A session's state as it was before a change (`TableSession._mark`)."""
+
+    referee: dict[str, Any]
+    history: list[dict[str, Any]]
+    undo_floor: int
+    last_event: dict[str, Any]
+    dispensing: dict[str, Any] | None
+    dispense_hold: bool
+    box_hopper: int | None
+    last_hitter: int | None
+
+
 class TableSession:
     """Drive a `Referee` from typed lines and box events.
 
@@ -170,6 +198,11 @@ class TableSession:
         self.servo = True
         self.running = True
         self._saved: str | None = None  # what the state file holds (see `save`)
+        self._checked_steps: set[str] = set()  # undo steps read back already (`_step_key`)
+        self._unloadable = False  # the loader refused the game as it is (until it is saved)
+        # How the state file is named to whoever reads the session's words (a web page's
+        # readers are not told the server's paths).
+        self.state_label = str(state_path)
         self._lock = threading.RLock()
         # Classic: the dispense in flight, {"seat", "cards", "press_id", "hold"}. It is saved
         # BEFORE the command goes out (press_id None) and again with the box's press id, so a
@@ -301,19 +334,20 @@ class TableSession:
                 text = f"{asked.line} {text}"
             if not text:
                 return True
-            before = self.ref.to_dict()
+            mark = self._mark()
             phase = self.ref.phase
             try:
                 msgs = self._dispatch(text)
-            except UnoError as exc:
+                if msgs is not None:
+                    undo = text.split()[0].lower() == "undo"
+                    self._done(mark, phase, msgs, undoable=not undo)
+            except UnoError as exc:  # refused, or not saved (and undone)
                 if asked is not None and self.asking is None:
                     self.asking = asked  # the answer did not do: ask the same question again
                 self._refuse(message_of(exc))
                 return True
             if msgs is None:  # a command that changed nothing
                 return text.split()[0].lower() != "press"
-            undo = text.split()[0].lower() == "undo"
-            self._done(before, phase, msgs, undoable=not undo)
             return True
 
     def apply(self, change: Callable[[Referee], list[str]]) -> list[str]:
@@ -323,27 +357,27 @@ class TableSession:
         button brought in step. UnoError when the referee refuses any part of it: then
         nothing has changed."""
         with self._lock:
-            before = self.ref.to_dict()
+            mark = self._mark()
             phase = self.ref.phase
             try:
                 msgs = change(self.ref)
             except UnoError:
-                self.ref = Referee.from_dict(before)  # a refusal half way: none of it
+                self._restore(mark)  # a refusal half way: none of it
                 raise
-            self._done(before, phase, msgs)
+            self._done(mark, phase, msgs)
             return msgs
 
-    def _done(
-        self, before: dict[str, Any], phase: str, msgs: list[str], *, undoable: bool = True
-    ) -> None:
-        """After a change: an undo step, the messages (and the scores when a round was scored),
-        the state file and the button."""
-        if undoable and self.ref.to_dict() != before:
-            self._remember(before)
+    def _done(self, mark: _Mark, phase: str, msgs: list[str], *, undoable: bool = True) -> None:
+        """After a change: an undo step, the state file (or, when it cannot be saved, the
+        session back as it was at `mark` and UnoError), the messages (and the scores when a
+        round was scored), and the button."""
+        if undoable and self.ref.to_dict() != mark.referee:
+            self._remember(mark.referee)
+        self._save_or_undo(mark)
         self.say(*msgs)
         if phase == "score" and self.ref.phase in ("deal", "over"):
             self.say(*self.ref.scoreboard())
-        self._after_change()
+        self.sync_box()
 
     def _refuse(self, message: str) -> None:
         self.refused_lines += 1
@@ -351,7 +385,10 @@ class TableSession:
         self.say("! " + message)
 
     def _remember(self, before: dict[str, Any], *, by_box: bool = False) -> None:
-        """Keep `before` as an undo step; a box's step (with a box) cannot be undone."""
+        """Keep `before` as an undo step; a box's step (with a box) cannot be undone. A state
+        the loader refused (a box event left it so) is no step: it could never be saved."""
+        if self._unloadable:
+            return
         self.history.append(before)
         overflow = len(self.history) - HISTORY_LIMIT
         if overflow > 0:
@@ -368,7 +405,7 @@ class TableSession:
         elif kind == "target":
             ok = len(words) == 1 and any(p.lower() == words[0].lower() for p in self.ref.players)
         elif kind == "discards":
-            ok = len(words) == 1 and words[0].isdigit()
+            ok = len(words) == 1 and digits(words[0]) is not None
         else:  # challenge
             ok = text.lower() in ("y", "yes", "legal", "n", "no", "illegal")
         if ok:
@@ -426,7 +463,7 @@ class TableSession:
                 raise InputError(_("uno [NAME]"))
             return ref.call_uno(ref.seat_of(args[0]) if args else None)
         if head == "hand":
-            if len(args) != 2 or not args[1].isdigit():
+            if len(args) != 2 or digits(args[1]) is None:
                 raise InputError(_("hand NAME N: NAME really holds N cards"))
             return ref.set_hand(ref.seat_of(args[0]), int(args[1]))
         if head == "catch":
@@ -470,7 +507,7 @@ class TableSession:
         ref = self.ref
         if self.box is not None:
             raise RuleError(_("`fired` is for a table without a box: the box reports its presses"))
-        if len(args) != 1 or not args[0].isdigit():
+        if len(args) != 1 or digits(args[0]) is None:
             raise InputError(_("fired N: the number of cards the launcher fired (0 or more)"))
         n = int(args[0])
         due = ref.dispense_due()
@@ -511,7 +548,7 @@ class TableSession:
             up = word.upper()
             if up in COLOR_WORDS:
                 color = COLOR_WORDS[up]
-            elif word.isdigit():
+            elif digits(word) is not None:
                 discarded = int(word)
             elif up == "UNO":
                 uno = True
@@ -736,7 +773,7 @@ class TableSession:
         return None
 
     def _load(self, args: list[str]) -> list[str]:
-        if len(args) != 1 or not args[0].isdigit():
+        if len(args) != 1 or digits(args[0]) is None:
             raise InputError(_("load N: how many cards the launcher holds now"))
         n = int(args[0])
         if n > self.ref.deck.total:
@@ -812,7 +849,16 @@ class TableSession:
         """After box events: save the state file if the game changed, then lock, unlock or
         aim the button (and, classic, dispense) as `Referee.hitter()` says."""
         with self._lock:
-            self.save()
+            try:
+                self.save()
+            except (StateNotSaved, OSError) as exc:
+                # A box event is a fact (the cards are out): it stays applied, and the box
+                # replays it after a restart from the last state saved.
+                self.say(
+                    _("box event not saved: {problem}; the box replays it after a restart").format(
+                        problem=_unsaved(exc)
+                    )
+                )
             self.sync_box()
 
     def _on_state(self, event: dict[str, Any]) -> bool:
@@ -963,7 +1009,11 @@ class TableSession:
             return
         seat, cards = due
         self.dispensing = {"seat": seat, "cards": cards, "press_id": None}
-        self.save()  # the intent, before the command can reach the box
+        try:
+            self.save()  # the intent, before the command can reach the box
+        except (StateNotSaved, OSError) as exc:
+            self.dispensing = None  # not sent: the next change tries again
+            raise StateNotSaved(_unsaved(exc)) from None
         try:
             press_id = self.box.dispense(cards)
         except UnoError as exc:
@@ -994,10 +1044,6 @@ class TableSession:
                 cards=plural(cards, "card"), player=self.ref.name(seat)
             )
         )
-
-    def _after_change(self) -> None:
-        self.save()
-        self.sync_box()
 
     def start(self) -> None:
         """Before the first line or event: the button in step with the game (locked unless a
@@ -1039,15 +1085,19 @@ class TableSession:
             if self.box_locked is not False:
                 self.box.unlock()
                 self.box_locked = False
-        except UnoError as exc:
-            self.say(_("box: {error}").format(error=message_of(exc)))
+        except (UnoError, OSError) as exc:  # (OSError: a save below it, the dispense's)
+            self.say(_("box: {error}").format(error=_unsaved(exc)))
 
     def save(self, *, force: bool = False) -> None:
         """Write the state file atomically (temp file, fsync, rename) when anything in it but
         the last box event's number changed since the last write (or `force`). Box events
         that change nothing (the burst's passing states, a press's own event) are not worth
         an fsync each: after a crash the box replays them from the last event saved, and they
-        change nothing again."""
+        change nothing again.
+
+        What is written is first read back by the loader (`read_state`): nothing is saved
+        that could not be loaded. StateNotSaved (nothing written) when it would not load, or
+        the file cannot be written (a full SD card, a read-only remount, no descriptor)."""
         if self.state_path is None:
             return
         data = {
@@ -1069,8 +1119,62 @@ class TableSession:
         )
         if key == self._saved and not force:
             return
-        write_json_atomic(self.state_path, data)
+        try:
+            read_state(json.loads(json.dumps(data)), checked=self._checked_steps)
+        except InputError as exc:
+            self._unloadable = True
+            raise StateNotSaved(
+                _("that would leave a game that cannot be loaded again ({problem})").format(
+                    problem=message_of(exc)
+                )
+            ) from None
+        try:
+            write_json_atomic(self.state_path, data)
+        except OSError as exc:
+            raise StateNotSaved(
+                _("cannot save the game in {path}: {error}").format(
+                    path=self.state_label, error=exc.strerror or exc
+                )
+            ) from None
         self._saved = key
+        self._unloadable = False
+        # Undo steps read back once are not read again at every save.
+        self._checked_steps = {_step_key(step) for step in self.history}
+
+    def _mark(self) -> _Mark:
+        """What a line or an event may change, to put back if it cannot be saved."""
+        return _Mark(
+            self.ref.to_dict(),
+            list(self.history),
+            self.undo_floor,
+            dict(self.last_event),
+            dict(self.dispensing) if self.dispensing else None,
+            self.dispense_hold,
+            self.box_hopper,
+            self.last_hitter,
+        )
+
+    def _restore(self, mark: _Mark) -> None:
+        self.ref = Referee.from_dict(mark.referee)
+        self.history = list(mark.history)
+        self.undo_floor = mark.undo_floor
+        self.last_event = dict(mark.last_event)
+        self.dispensing = dict(mark.dispensing) if mark.dispensing else None
+        self.dispense_hold = mark.dispense_hold
+        self.box_hopper = mark.box_hopper
+        self.last_hitter = mark.last_hitter
+
+    def _save_or_undo(self, mark: _Mark) -> None:
+        """Save the change made since `mark`; when it cannot be saved, put the session back
+        as it was at `mark` and raise StateNotSaved: a move is saved and answered, or refused
+        in one line and undone (never applied in memory only, to reappear with the next)."""
+        try:
+            self.save()
+        except (StateNotSaved, OSError) as exc:
+            self._restore(mark)
+            raise StateNotSaved(
+                _("{problem}: not done, nothing changed").format(problem=_unsaved(exc))
+            ) from None
 
     def _dispense_record(self) -> dict[str, Any] | None:
         if self.dispensing is not None:
@@ -1081,8 +1185,13 @@ class TableSession:
 
     def goodbye(self) -> None:
         """The referee stops: lock the button (no referee counts a press now), and say so."""
-        self.save(force=True)
         lines = []
+        saved = True
+        try:
+            self.save(force=True)
+        except (StateNotSaved, OSError) as exc:
+            lines.append(_unsaved(exc))
+            saved = False
         if self.box is not None and self.ref.phase in ("deal", "play", "score"):
             try:
                 self.box.lock()
@@ -1098,10 +1207,10 @@ class TableSession:
                 lines.append(
                     _("box: could not lock the button: {error}").format(error=message_of(exc))
                 )
-        if self.state_path is not None:
+        if self.state_path is not None and saved:
             lines.append(
                 _("game saved in {path}; run the same command again to resume").format(
-                    path=self.state_path
+                    path=self.state_label
                 )
             )
         if self.console is not None:
@@ -1156,53 +1265,59 @@ class TableSession:
             threading.Thread(target=read_events, daemon=True, name="table-box").start()
         self.start()
         self.say(*self.ref.status())
-        next_prompt()
         code = 0
         deferred: deque[tuple[str, Any]] = deque()
         waiting: float | None = None  # since when a keyboard press waits for its fire event
-        try:
-            while self.running:
-                if deferred and waiting is None:
-                    kind, item = deferred.popleft()
-                else:
-                    try:
-                        kind, item = items.get(timeout=0.5 if waiting is not None else None)
-                    except queue.Empty:
-                        if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
-                            self.say(_("box: the press was not reported; type `press` again"))
-                            waiting = None
-                            next_prompt()
-                        continue
-                if waiting is not None and kind in ("line", "eof"):
-                    deferred.append((kind, item))  # piped lines wait for the press's result
-                    continue
-                if kind == "eof":
-                    break
-                if kind == "line":
-                    if self.handle_line(item):
-                        if self.running:
-                            next_prompt()
-                    else:
-                        waiting = time.monotonic()
-                elif kind == "event":
-                    shown = self.handle_event(item)
-                    if waiting is not None and item.get("kind") == "fire":
-                        waiting = None
-                        next_prompt()
-                    elif shown and not console.tty:
-                        next_prompt()
-                else:
-                    self.say(_("box connection lost: {error}").format(error=item))
-                    code = 1
-                    break
-        except KeyboardInterrupt:
-            code = 130
-        finally:
-            stop.set()
-            ready.set()
-        if code != 1:
-            self.goodbye()
-        console.close()
+        # However many Ctrl-C come: the first stops the loop, none cuts the save and the
+        # button's lock short (`goodbye`), and the exit is 130. Taken from the first prompt on.
+        with CtrlC(until_exit=True) as ctrl_c:
+            next_prompt()
+            try:
+                with ctrl_c.stopping():
+                    while self.running:
+                        if deferred and waiting is None:
+                            kind, item = deferred.popleft()
+                        else:
+                            try:
+                                kind, item = items.get(timeout=0.5 if waiting is not None else None)
+                            except queue.Empty:
+                                if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
+                                    self.say(
+                                        _("box: the press was not reported; type `press` again")
+                                    )
+                                    waiting = None
+                                    next_prompt()
+                                continue
+                        if waiting is not None and kind in ("line", "eof"):
+                            deferred.append((kind, item))  # piped lines wait for the press's result
+                            continue
+                        if kind == "eof":
+                            break
+                        if kind == "line":
+                            if self.handle_line(item):
+                                if self.running:
+                                    next_prompt()
+                            else:
+                                waiting = time.monotonic()
+                        elif kind == "event":
+                            shown = self.handle_event(item)
+                            if waiting is not None and item.get("kind") == "fire":
+                                waiting = None
+                                next_prompt()
+                            elif shown and not console.tty:
+                                next_prompt()
+                        else:
+                            self.say(_("box connection lost: {error}").format(error=item))
+                            code = 1
+                            break
+            except KeyboardInterrupt:
+                code = 130
+            finally:
+                stop.set()
+                ready.set()
+            if code != 1:
+                self.goodbye()
+            console.close()
         if code == 0 and not console.tty and self.refused_lines:
             code = 1
         return code
@@ -1267,7 +1382,7 @@ def load_state(path: Path) -> StateFile:
     """Read a state file written by `TableSession.save`; InputError (one line, naming the file
     and the field) for anything else."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = textfile.parse_json(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(
             _("{path}: cannot read state file: {strerror}").format(path=path, strerror=exc.strerror)
@@ -1285,44 +1400,58 @@ def load_state(path: Path) -> StateFile:
     if not isinstance(data, dict) or "referee" not in data:
         raise InputError(_("{path}: not a table state file").format(path=path))
     try:
-        ref = Referee.from_dict(data["referee"])
-        history = data.get("history") or []
-        if not isinstance(history, list):
-            raise InputError("not a table state: `history` must be a list of states")
-        for i, step in enumerate(history):
-            try:
-                Referee.from_dict(step)  # undo must find what it needs
-            except InputError as exc:
-                raise InputError(f"history[{i}]: {exc}") from None
-        last = data.get("last_event") or {}
-        if not isinstance(last, dict):
-            raise InputError("not a table state: `last_event` must be a box event position")
-        seq = last.get("seq", 0)
-        stream = last.get("stream")
-        if (isinstance(seq, bool) or not isinstance(seq, int | None)) or not isinstance(
-            stream, str | None
-        ):
-            raise InputError("not a table state: `last_event` must hold a stream and a seq")
-        for key in ("hopper", "hitter"):
-            value = last.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise InputError(
-                    _("not a table state: `last_event.{key}` must be a whole number").format(
-                        key=key
-                    )
-                )
-        if last.get("hitter") is not None and not 0 <= last["hitter"] < len(ref.players):
-            raise InputError("not a table state: `last_event.hitter` must be a seat")
-        dispensing = data.get("dispensing")
-        if dispensing is not None and not _dispensing_ok(dispensing, len(ref.players)):
-            raise InputError(
-                "not a table state: `dispensing` must be null or {seat, cards, press_id, hold}"
-            )
-        floor = data.get("undo_floor", 0)
-        if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
-            raise InputError("not a table state: `undo_floor` must be a whole number")
+        return read_state(data)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+def _step_key(step: dict[str, Any]) -> str:
+    return json.dumps(step, sort_keys=True)
+
+
+def read_state(data: dict[str, Any], *, checked: Collection[str] = ()) -> StateFile:
+    """The state a state file holds, from its JSON data, every field checked; InputError
+    naming the field. `TableSession.save` reads what it is about to write with it: nothing
+    is saved that this would not load. `checked`: undo steps read before (`_step_key`), not
+    read again."""
+    if "referee" not in data:
+        raise InputError("not a table state: `referee` is missing")
+    ref = Referee.from_dict(data["referee"])
+    history = data.get("history") or []
+    if not isinstance(history, list):
+        raise InputError("not a table state: `history` must be a list of states")
+    for i, step in enumerate(history):
+        if checked and _step_key(step) in checked:
+            continue
+        try:
+            Referee.from_dict(step)  # undo must find what it needs
+        except InputError as exc:
+            raise InputError(f"history[{i}]: {exc}") from None
+    last = data.get("last_event") or {}
+    if not isinstance(last, dict):
+        raise InputError("not a table state: `last_event` must be a box event position")
+    seq = last.get("seq", 0)
+    stream = last.get("stream")
+    if (isinstance(seq, bool) or not isinstance(seq, int | None)) or not isinstance(
+        stream, str | None
+    ):
+        raise InputError("not a table state: `last_event` must hold a stream and a seq")
+    for key in ("hopper", "hitter"):
+        value = last.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InputError(
+                _("not a table state: `last_event.{key}` must be a whole number").format(key=key)
+            )
+    if last.get("hitter") is not None and not 0 <= last["hitter"] < len(ref.players):
+        raise InputError("not a table state: `last_event.hitter` must be a seat")
+    dispensing = data.get("dispensing")
+    if dispensing is not None and not _dispensing_ok(dispensing, len(ref.players)):
+        raise InputError(
+            "not a table state: `dispensing` must be null or {seat, cards, press_id, hold}"
+        )
+    floor = data.get("undo_floor", 0)
+    if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
+        raise InputError("not a table state: `undo_floor` must be a whole number")
     return StateFile(ref, list(history), dict(last), dispensing, floor)
 
 
@@ -1378,16 +1507,15 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
     )
+    # No argparse defaults for what shapes the game: None is "not given" (a resumed game keeps
+    # its own, `same_game`), and a new game takes the Referee's defaults.
     p.add_argument(
         "--deck",
-        default="attack",
         metavar="PRESET",
         help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
-    p.add_argument(
-        "--mode", default="target", choices=MODES, help=_("scoring mode (default target)")
-    )
-    p.add_argument("--target", type=int, default=500, help=_("points that end the game (500)"))
+    p.add_argument("--mode", choices=MODES, help=_("scoring mode (default target)"))
+    p.add_argument("--target", type=int, help=_("points that end the game (500)"))
     p.add_argument(
         "--option",
         action="append",
@@ -1417,33 +1545,67 @@ def check_game(args: argparse.Namespace) -> StateFile | None:
     check_state_folder(state)
     if state.exists() and not args.new:
         saved = load_state(state)
-        if args.option:
-            raise InputError(
-                _(
-                    "--option sets the rules of a new game; {path} holds a game under way (--new "
-                    "to start one)"
-                ).format(path=state)
-            )
+        same_game(args, saved.referee, state)
         return saved
     _new_referee(args)
     return None
 
 
+# What shapes a game, as given on the command line (None: not given).
+_SHAPING = ("deck", "mode", "target")
+
+
+def same_game(args: argparse.Namespace, ref: Referee, state: Path) -> None:
+    """A saved game resumes as it was saved: a flag that shapes the game (`--deck`, `--mode`,
+    `--target`) may be given only with the saved game's value, `--option` not at all
+    (InputError, one line, exit 2). A deck that does not exist is refused as such first."""
+    if args.option:
+        raise InputError(
+            _(
+                "--option sets the rules of a new game; {path} holds a game under way (--new "
+                "to start one)"
+            ).format(path=state)
+        )
+    if args.deck is not None:
+        load_deck(args.deck)  # `unknown deck`, a bad deck file: whatever the saved game
+    for name in _SHAPING:
+        given, saved = getattr(args, name), getattr(ref, "deck_name" if name == "deck" else name)
+        if given is None or given == saved or (name == "deck" and _same_file(given, saved)):
+            continue
+        raise InputError(
+            _(
+                "--{flag} {given}: {path} holds a game with --{flag} {saved} (--new to start one)"
+            ).format(flag=name, given=given, path=state, saved=saved)
+        )
+
+
+def _same_file(given: str, saved: str) -> bool:
+    """Two deck files named differently (`home.toml`, `./home.toml`) are the same deck."""
+    if given in PRESETS or saved in PRESETS:
+        return False
+    return Path(given).resolve() == Path(saved).resolve()
+
+
 def _new_referee(args: argparse.Namespace) -> Referee:
     options = dict(parse_option(text) for text in getattr(args, "option", None) or [])
+    shape = {name: getattr(args, name, None) for name in _SHAPING}
     return Referee(
         [p.strip() for p in args.players.split(",")],
-        deck=args.deck,
-        mode=args.mode,
-        target=args.target,
+        **{name: value for name, value in shape.items() if value is not None},
         options=options,
     )
 
 
 def build_session(
-    args: argparse.Namespace, box: Any | None, out: TextIO, *, saved: StateFile | None = None
+    args: argparse.Namespace,
+    box: Any | None,
+    out: TextIO,
+    *,
+    saved: StateFile | None = None,
+    state_label: str | None = None,
 ) -> TableSession:
-    """The session for `args`: resumed from the state file when it exists (and not --new)."""
+    """The session for `args`: resumed from the state file when it exists (and not --new).
+    `state_label`: how its words name the state file (default: its path)."""
     players = [p.strip() for p in args.players.split(",")]
     state: Path = args.state
     if state.exists() and not getattr(args, "new", False):
@@ -1465,32 +1627,37 @@ def build_session(
             dispensing=saved.dispensing,
             undo_floor=saved.undo_floor,
         )
-        session.say(_("resuming the game saved in {path}").format(path=state))
+        session.state_label = state_label or str(state)
+        session.say(_("resuming the game saved in {path}").format(path=session.state_label))
         return session
     ref = _new_referee(args)
     last_event: dict[str, Any] = {}
     if box is not None and box.box.get("stream"):
         # A new game: whatever the box did before it started is none of its business.
         last_event = {"stream": box.box["stream"], "seq": int(box.box.get("seq") or 0)}
-    return TableSession(ref, box=box, state_path=state, out=out, last_event=last_event)
+    session = TableSession(ref, box=box, state_path=state, out=out, last_event=last_event)
+    session.state_label = state_label or str(state)
+    return session
 
 
 def run_table(args: argparse.Namespace) -> int:
     """`unoattack table`: the interactive referee loop."""
     check_box_arguments(args)
-    saved = check_game(args)  # usage errors (names, deck, mode, options) before the box
-    # With --json, stdout is for the one JSON object: the table's words go to stderr.
-    out = sys.stderr if args.json else sys.stdout
-    with open_box(args, saved) as opened:
-        session = build_session(args, opened.client, out, saved=saved)
-        history = args.state.with_name(args.state.name + ".history")
-        console = Console(sys.stdin, out, history=history, tty=None if not args.json else False)
-        code = session.run(console)
-        if args.json:
-            state = session.view()
-            state["refused_lines"] = session.refused_lines
-            print(json.dumps(state), flush=True)
-        return code
+    check_game(args)  # usage errors (names, deck, mode, options) before anything starts
+    with holding(args.state):  # one referee per game (engine/state_lock.py)
+        saved = check_game(args)  # read again: nobody else writes it now
+        # With --json, stdout is for the one JSON object: the table's words go to stderr.
+        out = sys.stderr if args.json else sys.stdout
+        with open_box(args, saved) as opened:
+            session = build_session(args, opened.client, out, saved=saved)
+            history = args.state.with_name(args.state.name + ".history")
+            console = Console(sys.stdin, out, history=history, tty=None if not args.json else False)
+            code = session.run(console)
+            if args.json:
+                state = session.view()
+                state["refused_lines"] = session.refused_lines
+                print(json.dumps(state), flush=True)
+            return code
 
 
 __all__ = [
@@ -1507,5 +1674,6 @@ __all__ = [
     "load_state",
     "register",
     "run_table",
+    "same_game",
     "write_json_atomic",
 ]

@@ -14,7 +14,14 @@ import sys
 from typing import Any, TextIO
 
 from engine.errors import InputError
-from firmware.commandline import seconds, silence, stop_when_reader_goes, whole_number
+from firmware.commandline import (
+    EXIT_INTERRUPTED,
+    CtrlC,
+    seconds,
+    silence,
+    stop_when_reader_goes,
+    whole_number,
+)
 from wire.text import describe
 
 __all__ = ["describe", "register", "run_watch", "stop_when_reader_goes"]
@@ -46,16 +53,18 @@ def run_watch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.count < 0:
         raise InputError(f"--count {args.count}: 0 (for ever) or more")
     out = out or sys.stdout
-    try:
-        with stop_when_reader_goes(out) as reader_gone:
-            _watch(args, out)
-    except KeyboardInterrupt:
-        if not reader_gone.is_set():
-            raise  # Ctrl-C: exit 130, as every command
-        # the reader of our pipe left (`watch | head -1`): as quiet as a finished watch
-    except BrokenPipeError:
-        # The reader left while we were writing.
-        silence(out)
+    # However many Ctrl-C come: the first stops the watch, none cuts the port's closing short.
+    with CtrlC(until_exit=True) as ctrl_c:
+        try:
+            with stop_when_reader_goes(out) as reader_gone, ctrl_c.stopping():
+                _watch(args, out)
+        except KeyboardInterrupt:
+            if not reader_gone.is_set():
+                return EXIT_INTERRUPTED  # Ctrl-C: exit 130, as every command
+            # the reader of our pipe left (`watch | head -1`): as quiet as a finished watch
+        except BrokenPipeError:
+            # The reader left while we were writing.
+            silence(out)
     return 0
 
 

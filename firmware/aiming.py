@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from firmware.errors import CommandError
 from firmware.feature import Feature, int_arg
 from i18n import Text
+from wire.ops import bounds
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -35,7 +36,8 @@ class Aiming(Feature):
                 "BAD_ARG", Text("this box has no aiming servo ([pins] servo is not set)")
             )
         seats = min(box.config.box.seats, len(aim.seat_angles))
-        seat = int_arg(args, "seat", 0, seats - 1)
+        least, _ = bounds("aim", "seat")  # the most is this box's
+        seat = int_arg(args, "seat", least, seats - 1)
         angle = aim.aim(seat)
         self.seat = seat
         box.light.refresh()  # the light goes live in that seat's colour

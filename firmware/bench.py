@@ -17,6 +17,7 @@ the plant's configured timings come back out of the measurement.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import json
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import i18n
-from firmware.commandline import check_outputs, whole_number, whole_number_from
+from firmware.commandline import CtrlC, check_outputs, whole_number, whole_number_from
 from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
 from firmware.jam import MAX_SEED
@@ -557,11 +558,13 @@ def run_bench(
     burst: int = DEFAULT_BURST,
     progress: Progress | None = None,
     daemon_hook: Callable[[Daemon], None] | None = None,
+    ctrl_c: CtrlC | None = None,
 ) -> BenchResult:
     """Run the bench on ``factory`` (mock with ``plant``, or real pins already claimed).
 
     Stops after ``presses`` presses or once ``cards`` cards are out, or early when the box
     latches (jammed, empty, fault) or refuses a press; the summary's ``stopped`` says why.
+    Ctrl-C stops the presses (only while they run, with ``ctrl_c``: never the box's shutdown).
     """
     if mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -580,18 +583,19 @@ def run_bench(
             daemon_hook(daemon)
         out = 0
         try:
-            stopped, out = _press_loop(
-                daemon,
-                recorder,
-                records,
-                config=config,
-                plant=plant,
-                mode=mode,
-                presses=presses,
-                cards=cards,
-                burst=burst,
-                progress=progress,
-            )
+            with ctrl_c.stopping() if ctrl_c is not None else contextlib.nullcontext():
+                stopped, out = _press_loop(
+                    daemon,
+                    recorder,
+                    records,
+                    config=config,
+                    plant=plant,
+                    mode=mode,
+                    presses=presses,
+                    cards=cards,
+                    burst=burst,
+                    progress=progress,
+                )
         except KeyboardInterrupt:
             # Ctrl-C ends the run, not the record of it: the presses done so far are kept.
             stopped = INTERRUPTED
@@ -682,7 +686,7 @@ def _command(daemon: Daemon, op: str, args: dict, timeout: float = 10.0) -> dict
 
 def _bench(args: argparse.Namespace) -> int:
     from firmware import config as config_mod
-    from firmware.pins import claim_pins, make_factory, mock_requested
+    from firmware.pins import mock_requested
 
     if args.presses is not None and args.cards is not None:
         raise UsageError("give --presses N or --cards N, not both")
@@ -713,7 +717,16 @@ def _bench(args: argparse.Namespace) -> int:
             f"--burst must be between 1 and [limits] max_burst = {cfg.limits.max_burst}, "
             f"got {args.burst}"
         )
-    mock = bool(args.mock or mock_requested())
+    # However many Ctrl-C come: the presses stop once, the box is shut down (outputs off), the
+    # summary is printed and the rows written, exit 130.
+    with CtrlC(until_exit=True) as ctrl_c:
+        return _bench_on(args, cfg, path, mock=bool(args.mock or mock_requested()), ctrl_c=ctrl_c)
+
+
+def _bench_on(args: argparse.Namespace, cfg: Any, path: str, *, mock: bool, ctrl_c: CtrlC) -> int:
+    """`launcher bench` with its checked config: on the pins (claimed here) or the mock box."""
+    from firmware.pins import claim_pins, make_factory
+
     lock = None
     if not mock:
         try:
@@ -743,6 +756,7 @@ def _bench(args: argparse.Namespace) -> int:
             cards=args.cards,
             burst=args.burst or DEFAULT_BURST,
             progress=progress,
+            ctrl_c=ctrl_c,
         )
     finally:
         if lock is not None:

@@ -31,6 +31,18 @@ EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattack` come in
 
 
+MAX_DIGITS = 100  # a count longer than this is no count (int() refuses 4,300 digits and more)
+
+
+def digits(text: str) -> int | None:
+    """`text` as a whole number when it is 1 to `MAX_DIGITS` ASCII digits (0-9), else None.
+    `str.isdigit` alone also takes "²" and "٣", which `int` refuses or reads otherwise: a count
+    a person types or a request sends is read here."""
+    if 0 < len(text) <= MAX_DIGITS and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
 def whole_number(text: str) -> int:
     """argparse type for counts: a one-line "expected a whole number" instead of a traceback."""
     try:
@@ -213,7 +225,11 @@ def run(
         print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     command = argv[0] if argv and argv[0] in commands else None
-    args = build_parser(prog, description, commands, command).parse_args(argv)
+    try:
+        # Ctrl-C while the command's modules load (a second on a busy Pi): no traceback.
+        args = build_parser(prog, description, commands, command).parse_args(argv)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     try:
         return int(args.func(args) or 0)
     except own_error as exc:
@@ -328,6 +344,74 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
             signal.signal(_READER_GONE, previous)
         if gone.is_set():
             silence(stream)
+
+
+class CtrlC:
+    """Ctrl-C for a command that stops its run and still reports what it finished (`sim`,
+    `sweep`, `bench`). Installed around the whole command (`with CtrlC() as ctrl_c:`), so that
+    however many SIGINTs come, and whenever, the run stops once and its report and files are
+    written; the command then exits 130.
+
+    Every SIGINT is counted (`count`) and told to each `listen`er (a process pool stops between
+    its tasks on the first and ends its workers on the second). It raises KeyboardInterrupt only
+    inside `stopping()`, and only the first one: never while the run's machinery is being shut
+    down or its report written. Outside the main thread, or where SIGINT is ignored (a job in the
+    background of a script), nothing is installed and Python's own handling stays.
+
+    `until_exit` (a command's): once a Ctrl-C has come, SIGINT stays ignored after the block,
+    since the process only exits then, and a late press must not kill it by signal before its
+    output is flushed. Otherwise (a library's) the previous handling comes back."""
+
+    def __init__(self, *, until_exit: bool = False) -> None:
+        self.until_exit = until_exit
+        self.count = 0
+        self._listeners: list[Callable[[int], None]] = []
+        self._raising = False
+        self._previous: object = None
+        self._pid = os.getpid()
+
+    def __enter__(self) -> CtrlC:
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        previous, self._previous = self._previous, None
+        if previous is not None:
+            if self.until_exit and self.count:
+                previous = signal.SIG_IGN
+            signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        if os.getpid() != self._pid:
+            return  # a worker forked from this process, before it took SIGINT over
+        self.count += 1
+        for listener in tuple(self._listeners):
+            listener(self.count)
+        if self.count == 1 and self._raising:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def stopping(self) -> Iterator[None]:
+        """Inside: the first Ctrl-C raises KeyboardInterrupt (here at once if it came before)."""
+        if self.count:
+            raise KeyboardInterrupt
+        self._raising = True
+        try:
+            yield
+        finally:
+            self._raising = False
+
+    @contextlib.contextmanager
+    def listen(self, listener: Callable[[int], None]) -> Iterator[None]:
+        """Inside: `listener(count)` is called on each SIGINT, in the main thread, between two
+        steps of whatever it was doing (a signal handler: it must not block or raise)."""
+        self._listeners.append(listener)
+        try:
+            yield
+        finally:
+            self._listeners.remove(listener)
 
 
 def silence(stream: TextIO) -> None:

@@ -403,7 +403,7 @@ def _read(path: Path) -> dict[str, Any]:
             )
         ) from None
     try:
-        return tomllib.loads(textfile.decode(data))
+        return textfile.parse_toml(textfile.decode(data))
     except UnicodeDecodeError:
         raise ConfigError(
             i18n._("{path}: not a text file: TOML must be UTF-8").format(path=path)

@@ -43,9 +43,11 @@ class Feature:
         return {}
 
 
-def int_arg(args: dict, name: str, lo: int, hi: int) -> int:
-    """The whole-number argument ``name`` of an op, within ``lo..hi`` (the box's own range,
-    from its config); ``CommandError("BAD_ARG")`` naming the range otherwise."""
+def int_arg(args: dict, name: str, lo: int | None, hi: int | None) -> int:
+    """The whole-number argument ``name`` of an op, within ``lo..hi`` (the op table's least,
+    `wire.ops.bounds`, to the box's own most, from its config); ``CommandError("BAD_ARG")``
+    naming the range otherwise."""
+    assert lo is not None and hi is not None, "a range the table or the config bounds"
     from firmware.errors import CommandError
 
     value = args.get(name)

@@ -17,13 +17,12 @@ from firmware.errors import CommandError
 from firmware.feature import Feature, int_arg
 from firmware.loop import Event
 from i18n import Text
+from wire.ops import bounds
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
 
 log = logging.getLogger(__name__)
-
-MAX_LOAD = 10_000  # the most cards one `load` may name
 
 
 class Hopper(Feature):
@@ -109,8 +108,8 @@ class Hopper(Feature):
             raise CommandError(
                 "BAD_ARG", Text("load needs exactly one of count (cards added) or total")
             )
-        count = int_arg(args, "count", 1, MAX_LOAD) if has_count else None
-        total = None if has_count else int_arg(args, "total", 0, MAX_LOAD)
+        count = int_arg(args, "count", *bounds("load", "count")) if has_count else None
+        total = None if has_count else int_arg(args, "total", *bounds("load", "total"))
         cmd_id = box.command_id
         plant = box.plant
         if plant is not None and cmd_id and plant.has_load(cmd_id):

@@ -22,6 +22,7 @@ from firmware.jam import JamError, JamModel, check_limit, from_mapping
 from firmware.loop import Event
 from firmware.machine import LATCHED_STATES
 from i18n import Text
+from wire.ops import bounds
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -253,7 +254,8 @@ class PressQueue(Feature):
 
     def _op_dispense(self, args: dict) -> dict:
         box = self.box
-        count = int_arg(args, "count", 1, box.config.limits.max_burst)
+        least, _ = bounds("dispense", "count")  # the most is this box's
+        count = int_arg(args, "count", least, box.config.limits.max_burst)
         state = box.state
         if state in LATCHED_STATES:
             raise CommandError(

@@ -2,7 +2,7 @@
 
 SIGTERM and SIGINT turn every output off and exit 0; a config error exits 78 before anything
 starts; a bad ``--port`` exits 2. ``--console`` reads ops from stdin and writes replies and events
-as JSON lines (tests and the bench).
+as JSON lines (tests and the bench); the end of its input stops the daemon the same way.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ import argparse
 import contextlib
 import json
 import logging
+import os
 import select
 import signal
 import socket
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import i18n
@@ -48,9 +49,25 @@ def _parse_console(line: str) -> tuple[str, dict]:
     return op, args
 
 
-def _console(daemon: Daemon, out: Callable[[dict], None]) -> None:
-    """Read ops from stdin, one per line; write replies as JSON lines (tests and the bench)."""
-    for line in sys.stdin:
+# At the end of the console's input, how long the ops already read may take to be answered
+# before the daemon stops anyway (a reply takes milliseconds; this is a bound, not a wait).
+REPLIES_WAIT_S = 10.0
+
+
+def _console(daemon: Daemon, out: Callable[[dict], None], at_end: Callable[[], None]) -> None:
+    """Read ops from stdin, one per line; write replies as JSON lines (tests and the bench).
+    At the end of the input (`</dev/null`, a pipe closed, Ctrl-D), once every op read has its
+    reply, `at_end()`: the daemon stops as on SIGTERM (outputs off, the exit line, exit 0)."""
+    waiting = [0]  # ops sent, reply not written yet
+    answered = threading.Condition()
+
+    def reply(op: str, result: dict) -> None:
+        out({"type": "reply", "op": op, **result})
+        with answered:
+            waiting[0] -= 1
+            answered.notify_all()
+
+    for line in _input_lines():
         if not line.strip():
             continue
         try:
@@ -58,7 +75,36 @@ def _console(daemon: Daemon, out: Callable[[dict], None]) -> None:
         except (ValueError, KeyError) as exc:
             out({"type": "reply", "ok": False, "error": {"code": "BAD_FRAME", "message": str(exc)}})
             continue
-        daemon.submit(op, args, lambda r, op=op: out({"type": "reply", "op": op, **r}))
+        with answered:
+            waiting[0] += 1
+        daemon.submit(op, args, lambda r, op=op: reply(op, r))
+    with answered:
+        answered.wait_for(lambda: waiting[0] <= 0, REPLIES_WAIT_S)
+    log.info("end of the console's input: stopping")
+    at_end()
+
+
+def _input_lines() -> Iterator[str]:
+    """stdin's lines, read from its file descriptor: no buffer lock held while this thread waits
+    (the interpreter's exit would wait for it), each line decoded on its own (a stray byte is an
+    unknown op, not the end of the console). No stdin at all (`<&-`) is an input that ended."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        yield from (line.decode("utf-8", errors="replace") for line in lines)
+    if pending:
+        yield pending.decode("utf-8", errors="replace")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -121,6 +167,11 @@ def _run(args: argparse.Namespace) -> int:
     def on_signal(signum: int, frame: Any) -> None:
         stop_requested.append(signum)
 
+    def on_end_of_input() -> None:  # from the console's thread
+        stop_requested.append(0)
+        with contextlib.suppress(OSError):
+            wake_w.send(b"\0")
+
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
@@ -157,7 +208,9 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"PORT {link.port_path}", flush=True)
         if printer is not None:
             printer.start()
-            threading.Thread(target=_console, args=(daemon, printer.put), daemon=True).start()
+            threading.Thread(
+                target=_console, args=(daemon, printer.put, on_end_of_input), daemon=True
+            ).start()
         pins = pins_label(factory, simulated=plant is not None)
         notify.ready(f"{daemon.state}; {cfg.ejector.kind} ejector; {pins} pins")
         log.info("ready: state %s, hopper %s", daemon.state, daemon.hopper.count)
@@ -281,7 +334,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help=i18n._(
             "read ops from stdin ('press', 'dispense 3', 'load total=20') and write replies "
-            "and events as JSON lines on stdout (tests, bench)"
+            "and events as JSON lines on stdout (tests, bench); the end of the input stops it"
         ),
     )
     parser.add_argument("-v", "--verbose", action="store_true", help=i18n._("debug logging"))

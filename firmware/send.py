@@ -14,6 +14,7 @@ Exit codes: 0 done, 1 the box is unreachable or refused, 2 bad op, arguments or 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import threading
@@ -22,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import i18n
-from firmware.commandline import EXIT_INTERRUPTED, seconds, stop_when_reader_goes
+from firmware.commandline import EXIT_INTERRUPTED, CtrlC, seconds, stop_when_reader_goes
 from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
+from wire.ops import OPS as OP_TABLE
 from wire.ops import TABLE
 from wire.text import describe, fire_result
 
@@ -90,9 +92,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def parse_op(op: str, values: list[str]) -> list[int]:
-    """Check `op` and how many arguments it has; returns the arguments as integers (whole
-    numbers; their range is the box's to check). Raises ValueError with one line."""
+def parse_op(op: str, values: list[str], *, total: bool = False) -> dict[str, int]:
+    """Check `op` and its arguments before any port is opened; returns them by name, as the box
+    takes them (`total`: load's COUNT is what the hopper now holds). Each goes through the op
+    table's own check (`Arg.problem`, the box's too): a value no box takes is refused here; the
+    rest of a range (up to [limits] max_burst, the seats) is the box's to name. Raises
+    ValueError with one line."""
     if op not in OPS:
         raise ValueError(
             i18n._("unknown operation {op!r}; allowed: {allowed}").format(
@@ -109,19 +114,17 @@ def parse_op(op: str, values: list[str]) -> list[int]:
                 len(values),
             ).format(op=op, wanted=wanted, n=len(values))
         )
-    numbers = []
+    given: dict[str, int] = {}
     for name, text in zip(names, values, strict=True):
-        try:
-            numbers.append(int(text))
-        except ValueError:
-            raise ValueError(
-                i18n._("{op}: {name} must be a whole number, got {text!r}").format(
-                    op=op, name=name.upper(), text=text
-                )
-            ) from None
-    # Ranges are the box's: only it knows its config ([limits] max_burst, seats), and it
-    # answers a number out of range with BAD_ARG naming the range.
-    return numbers
+        declared = OP_TABLE[op].arg("total" if total and op == "load" else name)
+        value: int | str = text
+        with contextlib.suppress(ValueError):
+            value = int(text)
+        problem = declared.problem(value, called=name.upper())
+        if problem is not None:
+            raise ValueError(f"{op}: {problem.render()}")
+        given[declared.name] = int(value)
+    return given
 
 
 def _check_state_path(path: str) -> None:
@@ -175,22 +178,31 @@ def _print(args: argparse.Namespace, data: dict[str, Any], human: Callable[[], s
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `launcher send`."""
-    # imported here so `launcher --help` does not load pyserial and the client
-    from wire.client import BoxClient, BoxError
-
     try:
-        numbers = parse_op(args.op, args.args)
         if args.total and args.op != "load":
             raise ValueError(i18n._("--total only goes with load"))
+        given = parse_op(args.op, args.args, total=args.total)
         if args.state is not None:
             _check_state_path(args.state)
     except ValueError as exc:
         print(f"launcher send: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    # However many Ctrl-C come: the first stops the command, none cuts the port's closing short.
+    with CtrlC(until_exit=True) as ctrl_c:
+        return _send(args, given, ctrl_c)
+
+
+def _send(args: argparse.Namespace, given: dict[str, int], ctrl_c: CtrlC) -> int:
+    """`launcher send` with its checked arguments: open the port, ask, print."""
+    from wire.client import BoxClient, BoxError
+
     op = args.op
     reader_gone = threading.Event()
     try:
-        with BoxClient(args.port, state_path=args.state, timeout=args.timeout) as client:
+        with (
+            ctrl_c.stopping(),
+            BoxClient(args.port, state_path=args.state, timeout=args.timeout) as client,
+        ):
             if op == "watch":
                 # `watch | head -1` ends when head does, even while the box is quiet.
                 with stop_when_reader_goes(sys.stdout) as reader_gone:
@@ -199,16 +211,11 @@ def run(args: argparse.Namespace) -> int:
                     client.raise_if_gone()
                 return EXIT_OK
             if op in ("press", "dispense"):
-                press_id = client.press() if op == "press" else client.dispense(numbers[0])
+                press_id = client.press() if op == "press" else client.dispense(given["count"])
                 fire = client.wait_fire(press_id, timeout=args.wait)
                 _print(args, fire, lambda: fire_result(fire))
                 return EXIT_OK
-            call_args: dict[str, Any] = {}
-            if op == "aim":
-                call_args["seat"] = numbers[0]
-            elif op == "load":
-                call_args["total" if args.total else "count"] = numbers[0]
-            reply = client.command(op, **call_args)
+            reply = client.command(op, **given)
             _print(args, reply, lambda: describe_reply(op, reply))
             return EXIT_OK
     except BoxError as exc:

@@ -5,15 +5,22 @@ UTF-8, with or without the byte-order mark Windows editors (Notepad) put first; 
 when the file starts with their byte-order mark (PowerShell's `>` writes UTF-16). Anything else
 that is not UTF-8 raises UnicodeDecodeError, which each reader turns into its own one line
 ("not a text file: ...").
+
+`parse_toml` and `parse_json` read the text: a document nested too deep for the parser (which
+recurses once per level: `a = [[[[...`) is a mistake in the file like any other (the parser's
+own error, so every reader's one line covers it), never a RecursionError.
 """
 
 from __future__ import annotations
 
 import codecs
+import json
 import os
+import tomllib
 from pathlib import Path
+from typing import Any
 
-__all__ = ["decode", "read_text"]
+__all__ = ["decode", "parse_json", "parse_toml", "read_text"]
 
 # Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
 _MARKS = (
@@ -37,3 +44,19 @@ def read_text(path: str | os.PathLike[str]) -> str:
     """Read a person's text file; OSError if it cannot be read, UnicodeDecodeError if it is
     not text in an encoding `decode` knows."""
     return decode(Path(path).read_bytes())
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """`tomllib.loads`; tomllib.TOMLDecodeError also for a document nested too deep."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("nested too deep") from None
+
+
+def parse_json(text: str) -> Any:
+    """`json.loads`; json.JSONDecodeError also for a document nested too deep."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deep", text, 0) from None

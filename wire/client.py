@@ -312,7 +312,7 @@ class BoxClient:
     # ----------------------------------------------------------------------------------------
     # commands
 
-    def command(self, op: str, **args: Any) -> dict[str, Any]:
+    def command(self, op: str, /, **args: Any) -> dict[str, Any]:
         """Send command `op` with `args`, resending with the same id until the box replies.
 
         Returns the reply's result fields (without v, type, id, ok). Raises BoxError with the
@@ -323,6 +323,10 @@ class BoxClient:
                 "UNKNOWN_OP",
                 _("unknown op {op!r}; known: {known}").format(op=op, known=", ".join(ops.OPS)),
             )
+        try:  # the op table's arguments and shapes: the box would only answer BAD_ARG
+            protocol.validate_args(None, op, args)
+        except protocol.ProtocolError as exc:
+            raise BoxError("BAD_ARG", str(exc)) from None
         cmd_id = f"{self._id_prefix}-{next(self._ids)}"
         try:
             line = protocol.encode(protocol.cmd(cmd_id, op, **args))
@@ -424,7 +428,7 @@ class BoxClient:
         """The jam-model parameters the box is using."""
         return dict(self.command("model.get").get("params", {}))
 
-    def model_set(self, **params: Any) -> dict[str, Any]:
+    def model_set(self, /, **params: Any) -> dict[str, Any]:
         """Change jam-model parameters (range-checked by the box); returns the new parameters."""
         return dict(self.command("model.set", params=params).get("params", {}))
 

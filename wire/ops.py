@@ -3,27 +3,81 @@
 Each :class:`Op` names its arguments (with their shape), the fields of its reply when it
 succeeds, the error codes it may answer besides the general ones, and one line of help. The wire
 format's checks (``wire/protocol.py``: known op, argument names and shapes, which replies are
-stored), the box (a feature may only ``serve`` an op declared here, and every one is served),
-``launcher send`` (its list of operations and their arguments) and docs/protocol.md (checked
-against this table by ``tests/wire/test_ops.py``) all read it. Ranges that depend on a box's
-config (``[limits] max_burst``, seats) are the box's to check and name.
+stored), the box (a feature may only ``serve`` an op declared here, and every one is served; a
+whole number's bounds come from here), ``launcher send`` (its list of operations and their
+arguments, checked by the same `Arg.problem` before any port is opened) and docs/protocol.md
+(checked against this table by ``tests/wire/test_ops.py``) all read it. Ranges that depend on a
+box's config (``[limits] max_burst``, seats) are the box's to check and name; a shape says only
+what no box can take.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from i18n import N_
+from i18n import N_, Text
+
+# `int`, `int>=N`, `int N..M`: a whole number (never a bool), at least N, at most M.
+_WHOLE = re.compile(r"int(?:>=(-?\d+)|\s+(-?\d+)\.\.(-?\d+))?")
 
 
 @dataclass(frozen=True)
 class Arg:
-    """An argument of an op: its name, shape (``int``, ``int>=0``, ``string|null``, ``object``)
-    and whether it must be given."""
+    """An argument of an op: its name, shape and whether it must be given. Shapes: ``int``
+    (a whole number), ``int>=N`` (at least N), ``int N..M`` (from N to M), ``string|null`` (a
+    non-empty string or null), ``object`` (a non-empty JSON object)."""
 
     name: str
     shape: str
     required: bool = False
+
+    def __post_init__(self) -> None:
+        if self.shape not in ("string|null", "object") and not _WHOLE.fullmatch(self.shape):
+            raise ValueError(f"{self.name}: unknown shape {self.shape!r}")
+
+    @property
+    def bounds(self) -> tuple[int | None, int | None]:
+        """The least and the most a whole-number argument may be (None: no such bound)."""
+        found = _WHOLE.fullmatch(self.shape)
+        if found is None:
+            return None, None
+        least, low, high = found.groups()
+        if low is not None:
+            return int(low), int(high)
+        return (None if least is None else int(least)), None
+
+    def problem(self, value: object, *, called: str | None = None) -> Text | None:
+        """What makes `value` impossible for this argument, or None: the one check of the wire
+        (the box refuses the command, BAD_ARG) and of `launcher send` (before it opens a port).
+        `called`: the argument's name as the reader knows it (`COUNT` on a command line)."""
+        name, shown = called or self.name, f"{value!r:.40}"
+        if self.shape == "string|null":
+            if value is None or (isinstance(value, str) and value):
+                return None
+            return Text(
+                "{name} must be a non-empty string or null, got {value}", name=name, value=shown
+            )
+        if self.shape == "object":
+            if isinstance(value, dict) and value:
+                return None
+            return Text("{name} must be a non-empty object, got {value}", name=name, value=shown)
+        if isinstance(value, bool) or not isinstance(value, int):
+            return Text("{name} must be a whole number, got {value}", name=name, value=shown)
+        least, most = self.bounds
+        if least is not None and most is not None and not least <= value <= most:
+            return Text(
+                "{name} must be from {lo} to {hi}, got {value}",
+                name=name,
+                lo=least,
+                hi=most,
+                value=value,
+            )
+        if least is not None and value < least:
+            return Text(
+                "{name} must be at least {least}, got {value}", name=name, least=least, value=value
+            )
+        return None
 
 
 @dataclass(frozen=True)
@@ -44,8 +98,16 @@ class Op:
         """The names of its arguments, in order."""
         return tuple(a.name for a in self.args)
 
+    def arg(self, name: str) -> Arg:
+        """Its argument called `name` (KeyError if it has none)."""
+        for declared in self.args:
+            if declared.name == name:
+                return declared
+        raise KeyError(f"{self.name} has no argument {name!r}")
 
-_COUNT = Arg("count", "int", required=True)
+
+MAX_LOAD = 10_000  # the most cards one `load` may name (no hopper holds that many)
+_COUNT = Arg("count", "int>=1", required=True)  # the most is the box's [limits] max_burst
 
 TABLE: tuple[Op, ...] = (
     Op(
@@ -89,7 +151,7 @@ TABLE: tuple[Op, ...] = (
     Op(
         "aim",
         N_("turn the aiming servo to SEAT (0 first)"),
-        args=(Arg("seat", "int", required=True),),
+        args=(Arg("seat", "int>=0", required=True),),  # the most: the box's seats - 1
         reply=("seat", "angle"),
         errors=("BAD_ARG",),
         send_args=("seat",),
@@ -97,7 +159,8 @@ TABLE: tuple[Op, ...] = (
     Op(
         "load",
         N_("COUNT cards were put in the hopper (with --total: it now holds COUNT)"),
-        args=(Arg("count", "int"), Arg("total", "int")),  # exactly one of them
+        # exactly one of them (checked in wire/protocol.py: no one argument's shape says it)
+        args=(Arg("count", f"int 1..{MAX_LOAD}"), Arg("total", f"int 0..{MAX_LOAD}")),
         reply=("hopper",),
         send_args=("count",),
     ),
@@ -145,5 +208,12 @@ TABLE: tuple[Op, ...] = (
 )
 
 OPS: dict[str, Op] = {op.name: op for op in TABLE}
+
+
+def bounds(op: str, arg: str) -> tuple[int | None, int | None]:
+    """The least and the most the table lets `arg` of `op` be (a feature's range starts there)."""
+    return OPS[op].arg(arg).bounds
+
+
 BOX_OPS: tuple[str, ...] = tuple(op.name for op in TABLE if not op.by_link)
 QUERY_OPS: frozenset[str] = frozenset(op.name for op in TABLE if op.query)

@@ -160,7 +160,7 @@ def encode(message: Mapping[str, Any]) -> bytes:
     return line
 
 
-def cmd(cmd_id: str, op: str, **args: Any) -> dict[str, Any]:
+def cmd(cmd_id: str, op: str, /, **args: Any) -> dict[str, Any]:
     """A command message (host to box); `args` become top-level fields."""
     return {"v": VERSION, "type": "cmd", "id": cmd_id, "op": op, **args}
 
@@ -412,49 +412,35 @@ def _bad_arg(cmd_id: str | None, op: str, text: str) -> ProtocolError:
     return ProtocolError(BAD_ARG, f"{op}: {text}", cmd_id)
 
 
-def _check_count(cmd_id: str | None, op: str, name: str, value: Any) -> None:
-    # Only the shape: the range comes from the box's config ([limits] max_burst, seats), and
-    # the daemon names it; a second, wire-level range here would contradict it.
-    if not _is_int(value):
-        raise _bad_arg(cmd_id, op, f"{name} must be a whole number, got {value!r:.40}")
-
-
 def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
     """Check the arguments of command `op`; raises ProtocolError(BAD_ARG) naming the problem.
-    Ranges (dispense up to [limits] max_burst, seats, ...) are the daemon's to check, from its
-    config; here only shapes."""
-    names = ops.OPS[op].arg_names if op in ops.OPS else ()
+    Each argument against its declaration in the op table (`Arg.problem`: the shape, and the
+    bounds no box goes past); ranges that come from a box's config (dispense up to [limits]
+    max_burst, seats) are the daemon's to check and name."""
+    declared = ops.OPS[op].args if op in ops.OPS else ()
+    names = tuple(arg.name for arg in declared)
     extra = sorted(set(args) - set(names))
     if extra:
         takes = f"takes only {', '.join(names)}" if names else "takes no arguments"
         raise _bad_arg(cmd_id, op, f"unknown argument {extra[0]!r:.40}; {op} {takes}")
+    for arg in declared:
+        if arg.name not in args:
+            if arg.required:
+                raise _bad_arg(cmd_id, op, f"missing argument {arg.name!r}")
+            continue
+        problem = arg.problem(args[arg.name])
+        if problem is not None:
+            raise _bad_arg(cmd_id, op, str(problem))
+    # What no one argument's declaration says:
     if op == "hello":
         stream = args.get("stream")
-        if stream is not None and not (isinstance(stream, str) and 0 < len(stream) <= MAX_ID_LEN):
-            raise _bad_arg(cmd_id, op, "stream must be a non-empty string or null")
-        seq = args.get("seq", 0)
-        if not _is_int(seq) or seq < 0:
-            raise _bad_arg(cmd_id, op, f"seq must be an integer >= 0, got {seq!r:.40}")
-    elif op == "dispense":
-        if "count" not in args:
-            raise _bad_arg(cmd_id, op, "missing argument 'count' (cards to fire, >= 1)")
-        _check_count(cmd_id, op, "count", args["count"])
-    elif op == "aim":
-        _check_count(cmd_id, op, "seat", args.get("seat"))
+        if isinstance(stream, str) and len(stream) > MAX_ID_LEN:
+            raise _bad_arg(cmd_id, op, f"stream must be at most {MAX_ID_LEN} characters")
     elif op == "load":
         if ("count" in args) == ("total" in args):
             raise _bad_arg(cmd_id, op, "give exactly one of 'count' (cards added) or 'total'")
-        name = "count" if "count" in args else "total"
-        _check_count(cmd_id, op, name, args[name])
-    elif op == "settings.set":
-        values = args.get("settings")
-        if not isinstance(values, dict) or not values:
-            # the names and their ranges are the box's (firmware/settings.py: BAD_ARG names them)
-            raise _bad_arg(cmd_id, op, "settings must be a non-empty object of settings")
     elif op == "model.set":
-        params = args.get("params")
-        if not isinstance(params, dict) or not params:
-            raise _bad_arg(cmd_id, op, "params must be a non-empty object of jam parameters")
+        params = args["params"]
         unknown = sorted(set(params) - set(JAM_PARAM_KEYS))
         if unknown:
             raise _bad_arg(

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -37,25 +35,37 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from engine.web.auth import COOKIE, Auth, cross_site, host_allowed
+from engine.web.auth import COOKIE, SESSION_AGE_S, Auth, cross_site, host_allowed
+from engine.web.connections import BODY_TIMEOUT_S
 from engine.web.hub import Hub, Subscriber, encode
+from engine.web.inbound import (
+    MAX_BODY,
+    SCOPE_KEY,
+    BadInput,
+    check_request,
+    query_of,
+    read_message,
+    read_query,
+    shown,
+)
 from engine.web.page import MANIFEST_TYPE, index_html, manifest, qr_svg, rounds_csv
 from engine.web.seats import Claims
-from engine.web.table_service import BOX_CONTROLS, MAX_LINE, TableService
+from engine.web.table_service import MAX_LINE, TableService
 from engine.web.words import COOKIE as LANG_COOKIE
 from engine.web.words import language_for, script
+from firmware.commandline import digits
 from i18n import _, language, normalize, say_in
 
 __all__ = ["MAX_BODY", "MAX_FRAME", "STATIC", "check_request", "create_app"]
 
 
-@functools.cache
 def reader_language(conn: HTTPConnection) -> str:
     """The language of the page behind a request or a WebSocket: `?lang=`, else the picker's
     cookie, else its Accept-Language, else English (engine/web/words.py `language_for`). The
-    page's own words and the referee's come out in it."""
+    page's own words and the referee's come out in it. (Worked out again for each request:
+    a cache keyed by the request would keep every request alive.)"""
     return language_for(
-        conn.query_params.get("lang"),
+        query_of(conn).lang,
         conn.cookies.get(LANG_COOKIE),
         conn.headers.get("accept-language"),
     )
@@ -66,30 +76,11 @@ def _text_script(code: str) -> str:
 
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = 4096  # bytes of one HTTP request body or WebSocket message the app reads
 MAX_FRAME = MAX_BODY
 PROTOCOL = 1
-SESSION_AGE_S = 24 * 3600
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LANG_AGE_S = 365 * 24 * 3600  # the language cookie: a year
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
-
-# Requests a page may send: their fields and the type of each.
-FIELDS: dict[str, dict[str, type]] = {
-    "act": {"line": str},
-    "box": {"op": str, "params": dict},
-    "ping": {},
-    "claim": {"seat": int},  # a seat number, or null to release the claim
-}
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "act": ("line",),
-    "box": ("op",),
-    "ping": (),
-    "claim": ("seat",),
-}
-NULLABLE = frozenset({("claim", "seat")})
-BOX_OPS = tuple(BOX_CONTROLS)
-MAX_PARAMS = 16
 
 CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -103,57 +94,11 @@ HEADERS = {
 }
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
-        type(value), {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-    )
-
-
-def check_request(kind: object, data: dict[str, Any]) -> str | None:
-    """Why `data` is not a well-formed request of `kind`, in one line, or None."""
-    if not isinstance(kind, str) or kind not in FIELDS:
-        shown = kind if isinstance(kind, str) else _kind(kind)
-        return f"unknown request `{shown}`: allowed are {', '.join(FIELDS)}"
-    allowed = FIELDS[kind]
-    for key in data:
-        if key not in allowed and key not in ("type", "id"):
-            names = ", ".join(["type", "id", *allowed])
-            return f"unknown field `{key}` in `{kind}`: allowed are {names}"
-    ident = data.get("id")
-    if "id" in data and (
-        isinstance(ident, bool) or not isinstance(ident, int | str) or len(str(ident)) > 40
-    ):
-        return "`id` must be a number or a short string (at most 40 characters)"
-    for key in REQUIRED[kind]:
-        if key not in data:
-            return f"`{kind}` needs `{key}`"
-    for key, wanted in allowed.items():
-        if key not in data or (data[key] is None and (kind, key) in NULLABLE):
-            continue
-        if not isinstance(data[key], wanted) or isinstance(data[key], bool):
-            want = {str: "a string", dict: "an object", int: "a number or null"}[wanted]
-            return f"`{key}` must be {want}, not {_kind(data[key])}"
-    if kind == "box":
-        op = data["op"]
-        if op not in BOX_OPS:
-            return f"unknown box control `{op}`: allowed are {', '.join(BOX_OPS)}"
-        params = data.get("params")
-        if op in ("model.set", "settings.set"):
-            if not params:
-                return f"`{op}` needs `params`: the values to change"
-            if len(params) > MAX_PARAMS:
-                return f"`params` has {len(params)} keys: at most {MAX_PARAMS}"
-        elif params is not None:
-            return f"`{op}` takes no `params`"
-    return None
-
-
 class Guard:
-    """ASGI middleware: the Host must be one this server answers to; anything that changes
-    state (WebSocket, every method but GET/HEAD/OPTIONS) must come from this server's own
-    origin; every HTTP response gets the security headers."""
+    """ASGI middleware: the Host must be one this server answers to; the URL's query is read
+    and checked (engine/web/inbound.py); anything that changes state (WebSocket, every method
+    but GET/HEAD/OPTIONS) must come from this server's own origin; every HTTP response, its
+    own refusals included, gets the security headers."""
 
     def __init__(self, app: Any, *, allowed_hosts: tuple[str, ...]) -> None:
         self.app = app
@@ -181,18 +126,13 @@ class Guard:
                     "`unoattack serve` printed (or start it with --allow-host)"
                 ).format(host=repr(host)),
             )
-        elif kind == "websocket" or scope["method"] not in SAFE_METHODS:
+        else:
+            try:
+                scope[SCOPE_KEY] = read_query(scope.get("query_string", b""))
+            except BadInput as exc:
+                status, problem = exc.status, exc.text
+        if problem is None and (kind == "websocket" or scope["method"] not in SAFE_METHODS):
             status, problem = 403, cross_site(headers, scope.get("scheme", "http"))
-        if problem is not None:
-            if kind == "websocket":
-                await receive()  # websocket.connect
-                await send({"type": "websocket.close", "code": 1008, "reason": problem[:120]})
-            else:
-                await JSONResponse({"ok": False, "error": problem}, status)(scope, receive, send)
-            return
-        if kind == "websocket":
-            await self.app(scope, receive, send)
-            return
 
         async def send_with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
@@ -202,29 +142,44 @@ class Guard:
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 
+        if problem is not None:
+            if kind == "websocket":
+                await receive()  # websocket.connect
+                await send({"type": "websocket.close", "code": 1008, "reason": problem[:120]})
+            else:
+                refusal = JSONResponse({"ok": False, "error": problem}, status)
+                await refusal(scope, receive, send_with_headers)
+            return
+        if kind == "websocket":
+            await self.app(scope, receive, send)
+            return
         await self.app(scope, receive, send_with_headers)
 
 
 async def read_json(request: Request) -> dict[str, Any]:
-    """The request's JSON object body, at most MAX_BODY bytes; HTTPException otherwise."""
+    """The request's JSON object body (engine/web/inbound.py `read_message`: at most
+    MAX_BODY bytes, nested at most MAX_DEPTH deep), read within BODY_TIMEOUT_S; HTTPException
+    otherwise."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "application/json":
         raise HTTPException(415, "send a JSON object (Content-Type: application/json)")
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-        raise HTTPException(413, f"request body of {length} bytes: at most {MAX_BODY}")
+    size = None if length is None else digits(length)
+    if length is not None and (size is None or size > MAX_BODY):
+        raise HTTPException(413, f"request body of {length[:20]} bytes: at most {MAX_BODY}")
     body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise HTTPException(413, f"request body over {MAX_BODY} bytes")
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise HTTPException(400, "request body is not JSON") from None
-    if not isinstance(data, dict):
-        raise HTTPException(400, f"request body must be a JSON object, not {_kind(data)}")
-    return data
+        async with asyncio.timeout(BODY_TIMEOUT_S):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    raise HTTPException(413, f"request body over {MAX_BODY} bytes")
+    except TimeoutError:
+        raise HTTPException(408, f"request body not sent within {BODY_TIMEOUT_S:g} s") from None
+    try:
+        return read_message(body)
+    except BadInput as exc:
+        raise HTTPException(exc.status, exc.text) from None
 
 
 class WebApp:
@@ -353,7 +308,8 @@ class WebApp:
         data = await read_json(request)
         if set(data) - {"code"}:
             extra = sorted(set(data) - {"code"})[0]
-            return JSONResponse({"ok": False, "error": f"unknown field `{extra}`: send code"}, 400)
+            problem = f"unknown field `{shown(extra)}`: send code"
+            return JSONResponse({"ok": False, "error": problem}, 400)
         client = request.client.host if request.client else "?"
         held = self.auth.throttle.wait(client) > 0  # too many wrong codes: 429, not 403
         token, problem, wait = self.auth.join(client, data.get("code"))
@@ -391,10 +347,8 @@ class WebApp:
     # -- the WebSocket ----------------------------------------------------------------------
     async def websocket(self, ws: WebSocket) -> None:
         token = ws.cookies.get(COOKIE)
-        since: int | None = None
-        raw = ws.query_params.get("since", "")
-        if raw.isdigit() and ws.query_params.get("epoch") == self.epoch:
-            since = int(raw)
+        query = query_of(ws)  # checked by the Guard
+        since = query.since if query.epoch == self.epoch else None
         lang = reader_language(ws)
         await ws.accept()
         await ws.send_text(
@@ -446,15 +400,10 @@ class WebApp:
         text = message.get("text")
         if text is None:
             return {"type": "error", "error": "send text frames of JSON, not binary"}
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > MAX_FRAME:
-            return {"type": "error", "error": f"message of {size} bytes: at most {MAX_FRAME}"}
         try:
-            data = json.loads(text)
-        except ValueError:
-            return {"type": "error", "error": "message is not JSON"}
-        if not isinstance(data, dict):
-            return {"type": "error", "error": f"message must be a JSON object, not {_kind(data)}"}
+            data = read_message(text)
+        except BadInput as exc:
+            return {"type": "error", "error": exc.text}
         kind = data.get("type")
         problem = check_request(kind, data)
         ident = data.get("id") if isinstance(data.get("id"), int | str) else None

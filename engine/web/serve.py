@@ -84,25 +84,29 @@ def run_serve(args: argparse.Namespace) -> int:
     need_web_extra()
     from engine.boxport import check_box_arguments, open_box
     from engine.demo import signals_as_interrupt
+    from engine.state_lock import holding
     from engine.table import check_game
-    from engine.web.server import WebServer
+    from engine.web.server import WebServer, check_web_arguments
     from engine.web.table_service import TableService, open_table
 
     check_box_arguments(args)  # usage errors before anything starts
-    saved = check_game(args)
-    server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
-    try:
-        with signals_as_interrupt(), open_box(args, saved) as box:
-            session = open_table(args, box.client, saved)
-            try:
-                service = TableService(session)
-                server.attach(service)
-                server.banner(sys.stdout)
-                server.run()
-            finally:
-                session.goodbye()  # saved, and the button locked while no referee runs
-    except KeyboardInterrupt:
-        print("unoattack serve: stopped; the game is saved", file=sys.stderr)
-    finally:
-        server.close()
+    check_web_arguments(args)
+    check_game(args)
+    with holding(args.state):  # one referee per game (engine/state_lock.py)
+        saved = check_game(args)  # read again: nobody else writes it now
+        server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
+        try:
+            with signals_as_interrupt(), open_box(args, saved) as box:
+                session = open_table(args, box.client, saved)
+                try:
+                    service = TableService(session)
+                    server.attach(service)
+                    server.banner(sys.stdout)
+                    server.run()
+                finally:
+                    session.goodbye()  # saved, and the button locked while no referee runs
+        except KeyboardInterrupt:
+            print("unoattack serve: stopped; the game is saved", file=sys.stderr)
+        finally:
+            server.close()
     return 0

@@ -9,6 +9,7 @@ addresses, this machine's name, `--allow-host`), which stops DNS-rebinding pages
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import ipaddress
@@ -21,10 +22,18 @@ from typing import Any, TextIO
 
 from engine.errors import InputError, UnoError
 from engine.web.auth import Auth, check_code
+from engine.web.connections import (
+    BACKLOG,
+    HEADER_TIMEOUT_S,
+    KEEP_ALIVE_S,
+    Gate,
+    out_of_files_handler,
+)
 from engine.web.hub import Hub
 from engine.web.table_service import TableService
+from firmware.commandline import digits
 
-__all__ = ["DEFAULT_HTTP", "WebServer", "parse_http"]
+__all__ = ["DEFAULT_HTTP", "WebServer", "check_web_arguments", "parse_http"]
 
 DEFAULT_HTTP = "127.0.0.1:8500"
 WS_MAX_SIZE = 64 * 1024  # frames above this are refused by the WebSocket layer itself (1009)
@@ -36,7 +45,7 @@ def parse_http(text: str) -> tuple[str, int]:
     """`HOST:PORT`, `[IPv6]:PORT` or `PORT` -> (host, port); InputError (exit 2) otherwise."""
     usage = "--http HOST:PORT, e.g. 127.0.0.1:8500, 0.0.0.0:8500 (every address) or :8500"
     raw = text.strip()
-    if raw.isdigit():
+    if digits(raw) is not None:
         host, port_text = "127.0.0.1", raw
     elif raw.startswith("["):
         host, sep, port_text = raw[1:].partition("]:")
@@ -47,24 +56,43 @@ def parse_http(text: str) -> tuple[str, int]:
         if not sep:
             raise InputError(f"--http {text}: {usage}")
     host = host or "127.0.0.1"
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    port = digits(port_text)
+    if port is None or not 0 <= port <= 65535:
         raise InputError(f"--http {text}: port `{port_text}` is not 0 to 65535; {usage}")
     if any(c.isspace() for c in host):
         raise InputError(f"--http {text}: {usage}")
-    return host, int(port_text)
+    return host, port
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def check_web_arguments(args: Any) -> None:
+    """`--http` and `--code` (`add_web_arguments`), checked before anything starts:
+    InputError (exit 2) naming the problem."""
+    parse_http(args.http)
+    _check_code(args.code)
+
+
+def _check_code(code: str | None) -> None:
+    if code is not None and (problem := check_code(code)) is not None:
+        raise InputError("--code: " + problem)
+
+
+def _bind(host: str, port: int, *, nodelay: bool = True) -> socket.socket:
+    """The listening socket. Made as a TCP socket (proto IPPROTO_TCP), so that asyncio sets
+    TCP_NODELAY on every connection it accepts: a reply is not held back behind the update
+    sent just before it on the same socket (Nagle's algorithm waiting for an ACK that the
+    peer delays). `nodelay=False` (proto 0) is for the benchmark's comparison only."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        infos = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
+        )
     except socket.gaierror as exc:
         raise InputError(f"--http {host}:{port}: unknown host ({exc.strerror})") from None
-    family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto if nodelay else 0)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
         raise UnoError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
@@ -134,13 +162,17 @@ class WebServer:
         http: str = DEFAULT_HTTP,
         code: str | None = None,
         allow_hosts: Iterable[str] = (),
+        gate: Gate | None = None,
+        header_timeout: float = HEADER_TIMEOUT_S,
+        nodelay: bool = True,
     ) -> None:
-        if code is not None and (problem := check_code(code)) is not None:
-            raise InputError(f"--code: {problem}")
+        _check_code(code)
         host, port = parse_http(http)
         self.hub = Hub()
         self.auth = Auth(code)
-        self.sock = _bind(host, port)
+        self.gate = gate or Gate()  # how many connections, from whom (engine/web/connections.py)
+        self.header_timeout = header_timeout
+        self.sock = _bind(host, port, nodelay=nodelay)
         self.port = int(self.sock.getsockname()[1])
         self.host = host
         self.url = f"http://{_display_host(host)}:{self.port}/"
@@ -215,12 +247,17 @@ class WebServer:
         """Serve until stopped (Ctrl-C or SIGTERM raise KeyboardInterrupt afterwards)."""
         import uvicorn
 
+        from engine.web.connections import protocols
+
+        http, ws = protocols(self.gate, self.header_timeout)
         config = uvicorn.Config(
             self.app,
             log_level="warning",
             access_log=False,
-            http="h11",
-            ws="websockets-sansio",
+            http=http,  # h11, with the header timeout and the gate's limits
+            ws=ws,  # websockets-sansio, with the gate's limits
+            timeout_keep_alive=KEEP_ALIVE_S,
+            backlog=BACKLOG,
             ws_max_size=WS_MAX_SIZE,
             ws_per_message_deflate=False,  # small frames: compression costs more than it saves
             lifespan="on",
@@ -241,6 +278,8 @@ class WebServer:
             self._server.should_exit = True
 
     def _start_workers(self) -> None:
+        # On the server's event loop (the app's startup): out of descriptors is one line.
+        asyncio.get_running_loop().set_exception_handler(out_of_files_handler())
         for work in self._workers:
             thread = threading.Thread(
                 target=self._guard(work), name=f"web-{work.__name__}", daemon=True

@@ -313,8 +313,9 @@ class TableService:
         if _status_worth_asking(event):
             self._status_due.set()
 
-    def refresh_box(self) -> None:
-        """Ask the box for its status (hopper, dry streak, state, uptime) and show it."""
+    def refresh_box(self, since: dict[str, Any] | None = None) -> None:
+        """Ask the box for its status (hopper, dry streak, state, uptime) and show it: one
+        update if the panel is not what it was (`since`: as it was then; default: now)."""
         if self.box is None:
             return
         try:
@@ -323,7 +324,7 @@ class TableService:
             status = None
             problem = message_of(exc)
         with self._lock:
-            before = self.panel.snapshot()
+            before = since if since is not None else self.panel.snapshot()
             if status is not None:
                 self.panel.on_status(status)
                 messages = []
@@ -332,14 +333,17 @@ class TableService:
             if messages or self.panel.snapshot() != before:
                 self._publish([], {"box": "status"}, messages)
 
-    def box_op(self, op: str, params: dict[str, Any] | None = None) -> Outcome:
+    def box_op(
+        self, op: str, params: dict[str, Any] | None = None, *, refresh: bool = True
+    ) -> Outcome:
         """A box-panel control that is not a table command (`BOX_CONTROLS`): `reset` (leave
         a latched fault), `status`, `model` (read the jam model), `model.set` with `params`,
         `fire` (the test fire: `dispense 1`), `settings` (read the box's switches) and
         `settings.set` with `params` (`{"sound.enabled": false}`). Each is its wire op, sent
         through the client, which checks the arguments against the op table (wire/ops.py)
         before anything goes out; the box checks every value against its own ranges and its
-        config (no limit can be changed, and a test fire is a dispense within them)."""
+        config (no limit can be changed, and a test fire is a dispense within them). Then the
+        box's status is asked for (unless not `refresh`), and one update shows it all."""
         box = self.box
         if box is None:
             return Outcome(False, error=_("no box connected (started with --port none)"))
@@ -348,6 +352,7 @@ class TableService:
         wire_op = BOX_CONTROLS.get(op)
         if wire_op is None:
             return Outcome(False, error=_("unknown box control `{op}`").format(op=op))
+        before = self.panel.snapshot()
         args: dict[str, Any] = {}
         if wire_op == "model.set":
             args = {"params": dict(params or {})}
@@ -375,11 +380,12 @@ class TableService:
             messages = [_("box: settings set: {changed}").format(changed=changed)]
         elif op == "fire":
             messages = [_("box: test fire, press {press}").format(press=reply.get("press_id"))]
-        if messages or op in ("settings", "settings.set"):
+        if messages:
             with self._lock:
                 # the box's answers go to its console: they are not moves of the game
                 self._publish([], {"box": op}, messages)
-        self.refresh_box()
+        if refresh:
+            self.refresh_box(None if messages else before)
         return Outcome(True, messages=messages)
 
     def pump(self, stop: threading.Event) -> None:
@@ -412,8 +418,11 @@ class TableService:
         reconnecting), which the dashboard shows."""
         if self.box is None:
             return
-        self.box_op("model")  # the jam model's parameters for the panel, and the status
-        self.box_op("settings")
+        # The jam model's parameters, the box's switches and its status: one update.
+        before = self.panel.snapshot()
+        self.box_op("model", refresh=False)
+        self.box_op("settings", refresh=False)
+        self.refresh_box(before)
         linked = True
         while True:
             while not self._status_due.wait(0.2):
@@ -526,8 +535,15 @@ def open_table(
     """The session `unoattack table` would run with these game options: resumed from the
     state file when it holds a game (unless `--new`), else a new game; started (the button in
     step, the file written). `box` is a connected `BoxClient` or None; `saved` the game
-    `check_game` read, if any."""
-    session = build_session(args, box, _Lines(), saved=saved)  # type: ignore[arg-type]
+    `check_game` read, if any. Its words name the state file by its name alone: pages are
+    not told the server's paths."""
+    session = build_session(
+        args,
+        box,
+        _Lines(),  # type: ignore[arg-type]
+        saved=saved,
+        state_label=Path(args.state).name,
+    )
     session.start()
     return session
 

@@ -114,6 +114,7 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     ),
     "remove": N_("remove"),
     "round": Fill(N_("round {round} · {phase} · {mode}"), "round", "phase", "mode"),
+    "deck_rules": Fill(N_("{deck} deck · {rules} rules"), "deck", "rules"),
     # the header's phase and scoring mode (the referee's `phase` and `mode`)
     "phase_deal": N_("dealing"),
     "phase_play": N_("playing"),

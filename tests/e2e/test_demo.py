@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from engine.demo import MockBox, color_wanted, demo_config
+from tests.ctrl_c import interrupt
 from tests.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,6 +169,26 @@ def test_ctrl_c_stops_the_box_child():
     assert "interrupted: stopping the box" in out
     assert "Traceback" not in out
     assert wait_gone(child.pid)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_three_ctrl_c_still_stop_the_box_child_without_a_traceback():
+    """Ctrl-C pressed again while the demo stops its box (issue 21): the stop is not cut short,
+    no traceback, exit 130, nothing left running."""
+    children: list[psutil.Process] = []
+    argv = demo_args("--players", "3", "--seed", "2", "--speed", "1")[1:]
+    done = interrupt(
+        argv,
+        running=b" -> ",  # a press and its fire result: the game is under way
+        signals=3,
+        interactive=True,
+        when_running=lambda pid: children.append(_box_child(pid)),
+    )
+    assert (done.code, done.left) == (130, []), done.terminal[-2000:]
+    assert "interrupted: stopping the box" in done.terminal
+    assert "Traceback" not in done.terminal
+    assert wait_gone(children[0].pid)
 
 
 @pytest.mark.slow

@@ -517,3 +517,41 @@ def test_a_scripted_game_prints_the_referee_state_as_json(tmp_path):
         players="Ann,Bob,Cat",
     )
     assert proc.returncode == 2 and "--option sets the rules of a new game" in proc.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_resumed_game_refuses_flags_that_would_reshape_it(tmp_path):
+    """A saved game resumes as it was saved (issue 21): `--deck`, `--mode` and `--target` were
+    silently ignored (even `--deck nosuch`); now each that differs is one line and exit 2, like
+    `--option`, and the same values resume the game. `status` names the deck and its rules."""
+    saved = ["--port", "none", "--state", "g.json"]
+    shape = ["--deck", "classic", "--mode", "lowest", "--target", "300"]
+    deck = tmp_path / "home.toml"
+    deck.write_text('name = "home"\n[cards]\nR1 = 20\nB2 = 20\n', encoding="utf-8")
+    proc = _table_cli(tmp_path, *saved, *shape, lines="R5\n")
+    assert proc.returncode == 0, proc.stderr
+    cases = [
+        (["--deck", "attack"], "--deck attack: g.json holds a game with --deck classic (--new"),
+        (["--deck", "nosuch"], "unknown deck `nosuch`"),
+        (["--deck", str(deck)], f"--deck {deck}: g.json holds a game with --deck classic"),
+        (["--mode", "target"], "--mode target: g.json holds a game with --mode lowest"),
+        (["--target", "500"], "--target 500: g.json holds a game with --target 300"),
+        (["--option", "stacking=true"], "--option sets the rules of a new game"),
+    ]
+    for args, message in cases:
+        proc = _table_cli(tmp_path, *saved, *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and message in proc.stderr, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+    for args in ([], shape, ["--deck", "classic"]):  # nothing said, or what was saved
+        proc = _table_cli(tmp_path, *saved, *args, lines="status\n")
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert "resuming the game saved in g.json" in proc.stdout
+        assert "lowest mode, game to 300 points" in proc.stdout
+        assert "classic deck, classic rules" in proc.stdout
+    # a deck file: the same file under another name is the same deck; its name, not its path
+    game = ["--port", "none", "--state", "h.json", "--deck", str(deck)]
+    assert _table_cli(tmp_path, *game, lines="R1\n").returncode == 0
+    proc = _table_cli(tmp_path, *game[:4], "--deck", "./home.toml", lines="status\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "home deck, attack rules" in proc.stdout and str(tmp_path) not in proc.stdout

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 
 from engine.cli import main
 from tests.conftest import ROOT
+from tests.ctrl_c import interrupt
 from tests.e2e.conftest import BoxProcess, read_lines, serving_box
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
@@ -68,6 +70,33 @@ def test_ctrl_c_ends_a_watch_with_130(box: BoxProcess, which: str) -> None:
             assert seen[-1], f"watch ended early: {seen}"
         proc.send_signal(signal.SIGINT)
         assert (proc.wait(timeout=30), proc.stderr.read()) == (130, b"")
+
+
+@pytest.mark.parametrize("which", list(WATCHERS))
+def test_three_ctrl_c_to_the_group_still_end_a_watch_with_130(box: BoxProcess, which: str) -> None:
+    """Ctrl-C pressed again while the watch closes its port (issue 21): exit 130, not a death
+    by SIGINT, no traceback, nothing left running."""
+    seen = threading.Event()
+
+    def loads() -> None:  # events for the watch to print, until it is seen printing them
+        while not seen.wait(0.2):
+            box.console("load 20")
+
+    feeder = threading.Thread(target=loads, daemon=True)
+    feeder.start()
+    try:
+        done = interrupt(
+            _watch(which, box.port),
+            running=b" refill ",
+            signals=3,
+            interactive=True,
+            when_running=lambda pid: seen.set(),
+        )
+    finally:
+        seen.set()
+        feeder.join()
+    assert (done.code, done.left) == (130, []), done.terminal[-600:]
+    assert "Traceback" not in done.terminal
 
 
 @pytest.mark.parametrize("which", list(WATCHERS))

@@ -138,7 +138,7 @@ def test_ctrl_c_from_the_command_line_reports_and_exits_130(
 ) -> None:
     opened: list[_InterruptAfter] = []
 
-    def interrupting(args: Any, tasks: int) -> _InterruptAfter:
+    def interrupting(args: Any, tasks: int, ctrl_c: Any) -> _InterruptAfter:
         opened.append(_InterruptAfter(InlineExecutor(), 2))
         return opened[0]
 

@@ -205,7 +205,7 @@ def test_ctrl_c_keeps_the_settings_finished(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 3 settings of 3 games, one block per game: after 7 blocks, settings 0 and 1 are done.
-    monkeypatch.setattr(sweep, "open_executor", lambda args, tasks: _InterruptAfter(7))
+    monkeypatch.setattr(sweep, "open_executor", lambda args, tasks, ctrl_c: _InterruptAfter(7))
     rows, picture = tmp_path / "rows.csv", tmp_path / "cut.png"
     argv = ["--games", "3", "--vary", "jam.base=0.1,0.2,0.3", "--csv", str(rows)]
     code, out, _err = run(capsys, *argv, "--plot", str(picture), "--json")
@@ -222,7 +222,7 @@ def test_ctrl_c_keeps_the_settings_finished(
     whole = run_json(capsys, "--games", "3", "--vary", "jam.base=0.1,0.2,0.3")
     assert whole["results"][:2] == data["results"]
     # The table says so too.
-    monkeypatch.setattr(sweep, "open_executor", lambda args, tasks: _InterruptAfter(7))
+    monkeypatch.setattr(sweep, "open_executor", lambda args, tasks, ctrl_c: _InterruptAfter(7))
     code, out, _err = run(capsys, *argv[:4])
     assert code == 130
     assert "interrupted by Ctrl-C: 2 of 3 settings finished" in out

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.table import load_state
+from tests.ctrl_c import interrupt
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -134,3 +137,24 @@ def test_a_message_is_printed_above_the_line_being_typed(tmp_path: Path) -> None
         term.expect(r"got 'R7 uno'")
     finally:
         assert term.close() == 0
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("presses", [1, 2, 3])
+def test_ctrl_c_at_the_prompt_saves_and_exits_130_however_many(
+    tmp_path: Path, presses: int
+) -> None:
+    """Ctrl-C pressed again while the referee saves and locks the button (issue 21): the save
+    is not cut short, and the exit is 130, not a death by SIGINT."""
+    state = tmp_path / "t.json"
+    argv = ["-m", "engine.cli", "table", "--port", "none", "--players", "Ann,Bob"]
+    done = interrupt(
+        [*argv, "--state", str(state)],
+        running=b"card turned up> ",
+        signals=presses,
+        interactive=True,
+    )
+    assert (done.code, done.left) == (130, []), done.terminal[-1500:]
+    assert "Traceback" not in done.terminal
+    assert f"game saved in {state}" in done.terminal
+    assert load_state(state).referee.players == ["Ann", "Bob"]

@@ -16,6 +16,7 @@ import pytest
 
 from firmware import config as config_mod
 from firmware.bench import (
+    INTERRUPTED,
     PressRecord,
     Progress,
     format_summary,
@@ -31,6 +32,7 @@ from firmware.jam_cli import read_counts
 from firmware.pins import claim_pins
 from firmware.plant import Plant
 from tests.conftest import PIN_FACTORIES
+from tests.ctrl_c import interrupt
 from tests.firmware.conftest import SOLENOID, write_config
 
 # The plant's feed timings for the measurement test: slow enough that a millisecond of clock
@@ -283,6 +285,25 @@ def test_cli_table_on_mock_pins(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 0
     assert out.startswith("bench: 2 presses (dispense mode), 8 cards of 8 planned")
     assert "timing (ms)" in out and "card interval" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("presses", [1, 2, 3])
+def test_ctrl_c_keeps_the_summary_and_the_rows(presses: int, tmp_path: Path) -> None:
+    """However many SIGINTs reach it (a second 50 ms after the first used to land in the box's
+    shutdown and lose the whole run): the summary, the CSV, exit 130, nothing left running."""
+    _, path = _config(tmp_path)
+    rows = tmp_path / "rows.csv"
+    argv = ["-m", "firmware.cli", "bench", "--mock", "--config", str(path)]
+    argv += ["--presses", "100000", "--json", "--csv", str(rows)]
+    done = interrupt(argv, running=b"bench [", signals=presses)
+    assert done.code is not None, f"still running after the Ctrl-C: {done.terminal[-600:]!r}"
+    assert (done.code, done.left) == (130, []), (done.stdout[-300:], done.terminal[-600:])
+    assert "Traceback" not in done.terminal
+    data = json.loads(done.stdout)
+    assert data["summary"]["stopped"] == INTERRUPTED
+    assert 0 < len(data["presses"]) < 100000
+    assert len(read_counts(str(rows))) == len(data["presses"])
 
 
 def test_bench_refuses_while_the_daemon_holds_the_pins(

@@ -285,11 +285,10 @@ def wired_port(make_box: Callable[..., Any]) -> Iterator[Callable[[dict[str, Any
     [
         (12, ["dispense", "13"], "count must be from 1 to 12, got 13"),
         (12, ["dispense", "100000"], "count must be from 1 to 12, got 100000"),
-        (12, ["dispense", "0"], "count must be from 1 to 12, got 0"),
-        (12, ["dispense", "-3"], "count must be from 1 to 12, got -3"),
         (6, ["dispense", "7"], "count must be from 1 to 6, got 7"),
-        (12, ["aim", "-1"], "seat must be from 0 to 3, got -1"),
-        (12, ["load", "0"], "count must be from 1 to"),
+        (12, ["aim", "4"], "seat must be from 0 to 3, got 4"),
+        # (what no box takes, `dispense 0`, `aim -1`, `load 0`, is refused before the port is
+        # opened, by the op table's check: tests/firmware/test_send.py)
         # too long for one frame: the box could only answer LINE_TOO_LONG, without an id
         (12, ["dispense", "9" * 600], "dispense does not fit in one frame (frame is 6"),
     ],

@@ -106,6 +106,40 @@ def test_sigint_when_idle_exits_0(tmp_path):
         proc.kill()
 
 
+@pytest.mark.parametrize(
+    ("given", "answered"),
+    [
+        (None, []),  # </dev/null
+        ("", []),  # a pipe closed at once
+        ("status\n", ["status"]),  # printf 'status\n' |
+        ("press\nstatus\n\xff\n", ["press", "status", "\ufffd"]),  # a stray byte: an unknown op
+    ],
+)
+def test_the_end_of_the_console_input_stops_it_cleanly(tmp_path, given, answered):
+    """The console's input ends (issue 21: it never ended): every op read is answered, then
+    the daemon stops as on SIGTERM: outputs off, the exit line, exit 0."""
+    config = str(write_config(tmp_path / "c.toml"))
+    argv = [sys.executable, "-m", "firmware.cli", "run", "--mock", "--console", "--config", config]
+    # A safety net only: it ends within a second when it works, and never when it does not.
+    done = subprocess.run(
+        argv,
+        cwd=ROOT,
+        input=None if given is None else given.encode("latin-1"),
+        stdin=subprocess.DEVNULL if given is None else None,
+        capture_output=True,
+        timeout=60,
+    )
+    stderr = done.stderr.decode()
+    assert done.returncode == 0, stderr
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    replies = {item["op"]: item["ok"] for item in lines if item.get("type") == "reply"}
+    assert list(replies) == answered
+    assert all(replies[op] for op in answered if op.isascii())
+    exit_line = lines[-1]
+    assert exit_line["type"] == "exit" and all(v == 0 for v in exit_line["outputs"].values())
+    assert "end of the console's input: stopping" in stderr and "Traceback" not in stderr
+
+
 def test_plant_state_survives_a_restart(tmp_path):
     config = str(write_config(tmp_path / "c.toml", {"jam.count": 2}))
     state = tmp_path / "plant.json"

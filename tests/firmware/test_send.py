@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from firmware.cli import main
+from firmware.send import OPS as SEND_OPS
 from tests.e2e.conftest import BoxProcess, read_lines, serving_box
+from wire import ops
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +42,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (["aim", "one"], "aim: SEAT must be a whole number, got 'one'"),
         (["status", "now"], "status takes no arguments"),
         (["status", "--total"], "--total only goes with load"),
+        # issue 21: a number no box takes, refused before a port is opened (the op table's check)
+        (["dispense", "-1"], "dispense: COUNT must be at least 1, got -1"),
+        (["load", "-1"], "load: COUNT must be from 1 to 10000, got -1"),
+        (["aim", "-1"], "aim: SEAT must be at least 0, got -1"),
+        (["load", "-1", "--total"], "load: COUNT must be from 0 to 10000, got -1"),
     ],
 )
 def test_bad_op_or_args_is_one_line_exit_2(
@@ -49,6 +56,22 @@ def test_bad_op_or_args_is_one_line_exit_2(
     assert code == 2
     assert out == ""
     assert needle in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("op", "name"), [(op, name) for op, (names, _) in SEND_OPS.items() for name in names]
+)
+def test_every_number_no_box_takes_is_a_usage_error_before_the_port(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, op: str, name: str
+) -> None:
+    """From the op table, for every argument a command line gives: below its least (and above
+    its most, where the table has one) is exit 2, one line, and no port is looked for."""
+    least, most = ops.OPS[op].arg(name).bounds
+    assert least is not None, f"{op} {name}: a whole number with no least"
+    for value in (least - 1, *(() if most is None else (most + 1,))):
+        code, out, err = run(capsys, str(tmp_path / "no-port"), op, str(value))
+        assert (code, out, err.count("\n")) == (2, "", 1), err
+        assert err.startswith(f"launcher send: {op}: {name.upper()} must be ") and "port" not in err
 
 
 def test_unreachable_box_is_one_line_exit_1(

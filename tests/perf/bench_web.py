@@ -137,8 +137,7 @@ def ours(pages: int, presses: int) -> tuple[list[float], list[float], list[str]]
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-web-"))
         args = game_args(players="Ann,Bob", state=Path(tmp) / "table.json", new=True)
         session = open_table(args, client)
-        port = client.port
-        service = TableService(session, port=port)
+        service = TableService(session)
         event_at: dict[int, float] = {}
         handle = service.handle_event
 

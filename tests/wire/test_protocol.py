@@ -178,10 +178,32 @@ def test_bad_arg_message_names_the_op_the_field_and_what_is_allowed():
     assert info.value.message == "dispense: count must be a whole number, got '2'"
 
 
-@pytest.mark.parametrize(("op", "args"), [("dispense", {"count": -2}), ("aim", {"seat": 100})])
-def test_ranges_are_left_to_the_box_and_its_config(op: str, args: dict):
+@pytest.mark.parametrize(("op", "args"), [("dispense", {"count": 99}), ("aim", {"seat": 100})])
+def test_ranges_that_come_from_a_config_are_left_to_the_box(op: str, args: dict):
     # A wire-level range ("1 to 1000") contradicted the box's own ("1 to 12"): only one remains.
     assert p.decode(p.encode(p.cmd("a", op, **args)))["op"] == op
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "message"),
+    [
+        ("dispense", {"count": -2}, "dispense: count must be at least 1, got -2"),
+        ("aim", {"seat": -1}, "aim: seat must be at least 0, got -1"),
+        ("load", {"total": 10_001}, "load: total must be from 0 to 10000, got 10001"),
+        ("hello", {"seq": -1}, "hello: seq must be at least 0, got -1"),
+        ("hello", {"stream": ""}, "hello: stream must be a non-empty string or null, got ''"),
+        ("model.set", {"params": {}}, "model.set: params must be a non-empty object, got {}"),
+        ("dispense", {}, "dispense: missing argument 'count'"),
+    ],
+)
+def test_what_no_box_takes_is_refused_on_the_wire_from_the_op_table(
+    op: str, args: dict, message: str
+):
+    """The op table's declarations (wire/ops.py `Arg.shape`) are the one check: the box's wire
+    refuses with it, `launcher send` refuses with it before opening a port."""
+    with pytest.raises(p.ProtocolError) as info:
+        p.decode(p.encode(p.cmd("a", op, **args)))
+    assert (info.value.code, info.value.message) == (p.BAD_ARG, message)
 
 
 @pytest.mark.parametrize(

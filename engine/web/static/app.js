@@ -497,6 +497,7 @@
     document.body.dataset.role = page.role;
     const mode = T[`mode_${v.mode}`];
     $("round").textContent = T.round(v.round, T[`phase_${v.phase}`] || v.phase, mode ? mode(v.target) : `${v.mode} ${v.target}`);
+    $("deck").textContent = T.deck_rules(page.table.deck, v.rules.preset);
     $("join-open").textContent = page.role === "player" ? T.leave : T.join;
     $("join-open").hidden = Boolean(page.table.watch_only);
     $("watch-only").hidden = !page.table.watch_only;

@@ -6,11 +6,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -88,12 +91,82 @@ def table_service(
     return service
 
 
-class Served:
-    """An `unoattack serve` (or `demo --web`) child process on a free port."""
+class Live:
+    """`unoattack serve`'s web server (`WebServer`: uvicorn, the app, the hub) serving a table
+    service in a thread of this process, on a free port of 127.0.0.1: real HTTP and
+    WebSocket from outside, its objects inspectable from inside. `stop()` ends it."""
 
-    def __init__(self, argv: list[str], cwd: Path) -> None:
+    def __init__(self, service: Any, **options: Any) -> None:
+        from engine.web.server import WebServer
+
+        self.service = service
+        self.server = WebServer(http="127.0.0.1:0", code="424242", **options)
+        self.server.attach(service)
+        self.port = self.server.port
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.ws_url = f"ws://127.0.0.1:{self.port}/ws"
+        self.origin = {"origin": f"http://127.0.0.1:{self.port}"}
+        self.code = self.server.auth.code
+        self.thread = threading.Thread(target=self.server.run, name="live-server", daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:  # the app's startup has run: it serves
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), 5) as probe,
+            ):
+                probe.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                if probe.recv(12).startswith(b"HTTP/1.1 200"):
+                    return
+            time.sleep(0.05)
+        raise AssertionError("the live server did not start")
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(30)
+        assert not self.thread.is_alive(), "the live server did not stop"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Callable[..., Live]]:
+    """Factory: ``live()`` serves a new table (Ann, Bob, Cat; no box) in this process,
+    ``live(service, header_timeout=1)`` a given service with WebServer options; stopped at
+    teardown."""
+
+    def start(service: Any = None, **options: Any) -> Live:
+        return Live(service or table_service(tmp_path / "table.json"), **options)
+
+    yield from stopped_at_the_end(start)
+
+
+def stopped_at_the_end(make: Callable[..., Any]) -> Iterator[Callable[..., Any]]:
+    """A fixture's factory: `make`, every server it made stopped at teardown."""
+    started: list[Any] = []
+
+    def start(*args: Any, **kwargs: Any) -> Any:
+        served = make(*args, **kwargs)
+        started.append(served)
+        return served
+
+    try:
+        yield start
+    finally:
+        for served in started:
+            served.stop()
+
+
+class Served:
+    """An `unoattack serve` (or `demo --web`) child process on a free port (`nofile`: its
+    open-file limit, as systemd's LimitNOFILE sets it)."""
+
+    def __init__(self, argv: list[str], cwd: Path, *, nofile: int | None = None) -> None:
         self.argv = argv
         self.cwd = cwd
+
+        def limit() -> None:
+            if nofile is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
         self.proc = subprocess.Popen(
             argv,
             cwd=cwd,
@@ -102,6 +175,7 @@ class Served:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=limit if nofile is not None else None,
         )
         self.output = ""
         self.url = ""
@@ -183,16 +257,9 @@ def survivors(folder: Path) -> list[int]:
 def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     """Factory: ``serve("serve", "--port", "none", ...)`` starts `unoattack` with those
     arguments plus ``--http 127.0.0.1:0`` (a free port: xdist-safe); stopped at teardown."""
-    started: list[Served] = []
 
-    def start(*args: str) -> Served:
+    def start(*args: str, nofile: int | None = None) -> Served:
         argv = [sys.executable, "-m", "engine.cli", *args, "--http", "127.0.0.1:0"]
-        served = Served(argv, tmp_path)
-        started.append(served)
-        return served
+        return Served(argv, tmp_path, nofile=nofile)
 
-    try:
-        yield start
-    finally:
-        for served in started:
-            served.stop()
+    yield from stopped_at_the_end(start)

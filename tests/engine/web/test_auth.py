@@ -6,7 +6,12 @@ import pytest
 
 from engine.web.auth import (
     GLOBAL_LIMIT,
+    GUESSES_PER_EVENING,
     MAX_WAIT_S,
+    MIN_CODE,
+    SESSION_AGE_S,
+    SESSION_IDLE_S,
+    WINDOW_S,
     Auth,
     check_code,
     cross_site,
@@ -62,11 +67,34 @@ def test_many_wrong_codes_from_everywhere_slow_everyone() -> None:
     assert auth.join("newcomer", "424242")[0] is not None
 
 
+def test_sessions_end_after_an_evening_or_when_left_unused() -> None:
+    clock = Clock()
+    auth = Auth("424242", clock=clock)
+    used = auth.join("phone", "424242")[0]
+    left = auth.join("tablet", "424242")[0]
+    while clock.now + 3600 < 1000.0 + SESSION_AGE_S:
+        clock.now += 3600
+        assert auth.valid(used)  # played with all evening: it lasts
+    assert not auth.valid(left)  # left on the table: ended after SESSION_IDLE_S unused
+    clock.now = 1000.0 + SESSION_AGE_S
+    assert not auth.valid(used)  # the evening is over: join again
+    assert 3600 < SESSION_IDLE_S < SESSION_AGE_S <= 24 * 3600
+
+
+def test_the_code_floor_keeps_a_game_night_safe_at_the_guess_limit() -> None:
+    """At GLOBAL_LIMIT wrong codes a minute (every client together), a 4-hour evening is 7,200
+    guesses: four digits were found with a 72 % chance, six digits with 0.72 %."""
+    assert GUESSES_PER_EVENING == GLOBAL_LIMIT * 4 * 3600 / WINDOW_S == 7200
+    assert MIN_CODE == 6 and GUESSES_PER_EVENING / 10**MIN_CODE < 0.01
+    assert GUESSES_PER_EVENING / 10 ** (MIN_CODE - 1) > 0.01
+    assert "72%" in check_code("4711") and "7%" in check_code("47110")
+
+
 def test_codes() -> None:
     code = new_code()
     assert len(code) == 6 and code.isdigit()
-    assert check_code("1234") is None
-    assert check_code("12") and check_code("12 34") and check_code("ü" * 6)
+    assert check_code("123456") is None and check_code("unoAttack2025") is None
+    assert check_code("12") and check_code("12 34 56") and check_code("ü" * 6)
     assert Auth("424242").join("x", 424242)[1].startswith("code must be")
 
 

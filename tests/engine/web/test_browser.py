@@ -109,6 +109,7 @@ def test_a_round_by_tapping_without_a_box(
     page = phone(served.url)
     watcher = phone(served.url)
     assert page.locator("#actions").is_hidden()  # watching needs no code, and cannot act
+    assert page.inner_text("#deck") == "attack deck · attack rules"  # what the game is played with
     join(page, served.code)
     tap(page, "#picker [data-card='R5']")
     matches_referee(page, served)

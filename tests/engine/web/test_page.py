@@ -106,14 +106,14 @@ def test_the_terminal_shows_a_qr_code_only_for_an_address_a_phone_can_reach(
 ) -> None:
     monkeypatch.setattr(server_module, "_interface_addresses", lambda: ["10.0.0.7", "127.0.0.1"])
     for http, reachable in (("0.0.0.0:0", True), ("127.0.0.1:0", False)):
-        web = server_module.WebServer(http=http, code="4711")
+        web = server_module.WebServer(http=http, code="471142")
         try:
             out = io.StringIO()
             web.banner(out)
             text = out.getvalue()
             assert ("▀" in text) is reachable, text
             assert ("--http 0.0.0.0:" in text) is not reachable
-            assert "join code: 4711" in text
+            assert "join code: 471142" in text
             watch_only = io.StringIO()
             web.banner(watch_only, "unoattack demo --web", joinable=False)
             assert "join code" not in watch_only.getvalue()  # nobody can join a bots' game

@@ -68,7 +68,7 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """One `serve --port none` (Ann, Bob, Cat) for the tests that need no box."""
     folder = tmp_path_factory.mktemp("table")
     argv = [sys.executable, "-m", "engine.cli", "serve", "--port", "none"]
-    argv += ["--players", "Ann,Bob,Cat", "--http", "127.0.0.1:0", "--code", "4242"]
+    argv += ["--players", "Ann,Bob,Cat", "--http", "127.0.0.1:0", "--code", "424242"]
     served = Served(argv, folder)
     yield served
     served.stop()

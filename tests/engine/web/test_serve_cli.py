@@ -4,7 +4,7 @@ one `unoattack table` saved), and the WebSocket layer's own frame limit."""
 from __future__ import annotations
 
 import json
-import subprocess
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,20 +15,13 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from engine.table import load_state
+from tests.conftest import run_unoattack
 from tests.engine.web.conftest import ROOT, Served
 
 ARGS = ["serve", "--port", "none", "--players", "Ann,Bob,Cat"]
 
 
-def run(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+run = run_unoattack
 
 
 @pytest.mark.parametrize(
@@ -36,7 +29,11 @@ def run(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[s
     [
         (["--http", "localhost"], "--http localhost: --http HOST:PORT"),
         (["--http", "127.0.0.1:99999"], "port `99999` is not 0 to 65535"),
-        (["--code", "ab"], "--code: join code `ab`: 4 to 32 letters or digits"),
+        (["--code", "ab-cd-ef"], "--code: join code `ab-cd-ef`: 6 to 32 letters or digits"),
+        # The floor: four digits are found in a game night at the server's guess limit.
+        (["--code", "4711"], "--code: join code `4711` is too short: at 7,200 guesses"),
+        (["--http", "²"], "--http ²: --http HOST:PORT"),
+        (["--http", "127.0.0.1:" + "9" * 5000], "is not 0 to 65535"),
         (["--deck", "nope"], "unknown deck `nope`"),
         (["--mode", "chaos"], "argument --mode: invalid choice: 'chaos'"),
         (["--state", "nodir/t.json"], "folder nodir does not exist"),
@@ -89,6 +86,45 @@ def test_serve_prints_the_url_and_code_and_resumes_its_game(
     with httpx.Client(base_url=third.url) as http:
         ref = http.get("/api/state").json()["view"]
     assert ref["presses"] == [0, 0, 2] and ref["turn"] == 0
+
+
+def test_corrections_that_the_deck_cannot_hold_are_refused_and_the_game_restarts(
+    serve: Callable[..., Served], tmp_path: Path
+) -> None:
+    """Hand corrections adding up to more than the deck were acknowledged and saved; the
+    restart then failed with exit 2, which the serve unit does not restart: the table stayed
+    down."""
+    served = serve(*ARGS, "--code", "424242")
+    with httpx.Client(base_url=served.url, headers={"origin": served.url.rstrip("/")}) as http:
+        assert http.post("/api/join", json={"code": "424242"}).status_code == 200
+        for line in ("R5", "hand Ann 90"):
+            assert http.post("/api/act", json={"line": line}).json()["ok"]
+        refused = http.post("/api/act", json={"line": "hand Bob 90"})
+        assert refused.status_code == 422 and refused.json()["error"].startswith(
+            "Bob cannot hold 90: "
+        )
+    assert served.stop() == 0
+    again = serve(*ARGS)  # it starts: the game saved is one it can load
+    with httpx.Client(base_url=again.url) as http:
+        assert http.get("/api/state").json()["view"]["hands"] == [90, 7, 7]
+
+
+def test_the_join_code_from_the_environment_has_the_same_floor(tmp_path: Path) -> None:
+    done = run(*ARGS, cwd=tmp_path, env={**os.environ, "UNOATTACK_CODE": "4711"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "join code `4711` is too short" in done.stderr and "72%" in done.stderr
+
+
+def test_a_saved_game_is_not_reshaped_by_serve_flags(tmp_path: Path) -> None:
+    """`serve` resumes as `table` does: a --deck, --mode or --target other than the saved game's
+    is one line and exit 2 before anything is served (issue 21)."""
+    new = ["--port", "none", "--players", "Ann,Bob,Cat", "--deck", "classic"]
+    assert run("table", *new, cwd=tmp_path, stdin="R5\n").returncode == 0
+    for flag, value, saved in (("--deck", "attack", "classic"), ("--target", "200", "500")):
+        done = run(*ARGS, flag, value, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        error = f"{flag} {value}: unoattack-table.json holds a game with {flag} {saved}"
+        assert done.stderr == f"unoattack: {error} (--new to start one)\n" and not done.stdout
 
 
 def test_frames_too_big_for_the_websocket_layer_close_the_connection_only(

@@ -74,6 +74,15 @@ def test_unit_contract() -> None:
     assert "2" in unit["RestartPreventExitStatus"][0].split()
 
 
+def test_unit_leaves_room_for_every_connection_the_server_keeps() -> None:
+    """The server's connection limit is below the unit's open-file limit, with room for its
+    own files and a batch of connections being accepted: it never runs out of descriptors."""
+    from engine.web.connections import BACKLOG, MOST, RESERVED_FILES
+
+    (limit,) = settings()["LimitNOFILE"]
+    assert int(limit) - RESERVED_FILES - BACKLOG >= MOST
+
+
 def test_exec_start_is_a_command_line_serve_accepts() -> None:
     unit = settings()
     env = dict(v.split("=", 1) for v in unit["Environment"])
