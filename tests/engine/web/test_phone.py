@@ -27,12 +27,21 @@ from tests.engine.web.test_browser import join, tap
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 PHONE = {"width": 390, "height": 844}
-# The Vibration API, recorded (a test browser has no motor): `window.buzzes`.
-RECORD_VIBRATION = """
+# The Vibration and Screen Wake Lock APIs, recorded (a test browser has no motor, and no
+# screen to keep on): `window.buzzes`, `window.wakeLocks`.
+RECORD_PHONE_APIS = """
 window.buzzes = [];
+window.wakeLocks = [];
 Object.defineProperty(Navigator.prototype, "vibrate", {
   configurable: true,
   value: function (pattern) { window.buzzes.push(pattern); return true; },
+});
+Object.defineProperty(Navigator.prototype, "wakeLock", {
+  configurable: true,
+  get: () => ({ request: async (type) => {
+    window.wakeLocks.push(type);
+    return { released: false, release: async () => {} };
+  } }),
 });
 """
 IN_VIEW = """(sel) => {
@@ -52,7 +61,7 @@ def open_phone(browser: Any, url: str, *, scheme: str = "light", **options: Any)
         **options,
     )
     context.set_default_timeout(WAIT_MS)
-    context.add_init_script(RECORD_VIBRATION)
+    context.add_init_script(RECORD_PHONE_APIS)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -114,6 +123,7 @@ def test_a_claimed_seat_buzzes_and_is_highlighted_on_its_turn(table: Served, bro
     page.wait_for_function("n => window.buzzes.length > n", arg=buzzes)
     assert page.evaluate("window.buzzes.at(-1)") == [200, 100, 200]
     expect(page.locator("#me-strip")).to_contain_text("Your turn!")
+    assert page.evaluate("window.wakeLocks") == ["screen"]  # a game runs: the screen stays on
     assert page.evaluate(IN_VIEW, "#me-strip")
     # Leave: the seat is free again, for every page
     page.locator("#join-open").tap()
