@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from engine.errors import UnoError
 from firmware.commandline import build_parser as _build
 from firmware.commandline import run
+from i18n import N_
 
 PROG = "unoattack"
-DESCRIPTION = "UNO Attack rules engine, referee and box client."
+DESCRIPTION = N_("UNO Attack rules engine, referee and box client.")
 
 COMMANDS: dict[str, str] = {
     "deck": "engine.cards_cli",

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from firmware.commandline import build_parser as _build
 from firmware.commandline import run, whole_number
 from firmware.errors import LauncherError
+from i18n import N_
 
 __all__ = ["COMMANDS", "build_parser", "main", "whole_number"]
 
 PROG = "launcher"
-DESCRIPTION = "UNO Attack launcher box daemon and tools."
+DESCRIPTION = N_("UNO Attack launcher box daemon and tools.")
 
 # subcommand -> module exposing register(subparsers); imported lazily so `launcher --help`
 # stays fast and a missing optional dependency only affects its own command.

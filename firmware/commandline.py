@@ -181,11 +181,12 @@ def build_parser(
     prog: str, description: str, commands: Mapping[str, str], command: str | None = None
 ) -> argparse.ArgumentParser:
     """The parser for `prog`; `commands` maps a subcommand to the module that registers it.
+    `description` is a message of the catalogs (marked with `N_`), said in the language in use.
 
     With `command`, only that subcommand's module is imported: `launcher run` on a Pi should
     not pay for importing the bench, the plotter and the client (time to READY is imports).
     """
-    parser = _Parser(prog=prog, description=description)
+    parser = _Parser(prog=prog, description=i18n._(description))
     parser.add_argument("--version", action=_Version)
     parser.add_argument(  # taken off the command line by `run` (i18n.choose), wherever it is
         "--lang",

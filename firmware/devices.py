@@ -31,7 +31,6 @@ from typing import Any, Protocol
 
 from gpiozero import (
     PWMLED,
-    AngularServo,
     Button,
     DigitalInputDevice,
     DigitalOutputDevice,
@@ -43,6 +42,7 @@ from gpiozero.tones import Tone
 
 from firmware.light import make_backend
 from firmware.pins import is_mock, pin_failure, stamps_edges
+from firmware.servo import make_servo
 
 log = logging.getLogger(__name__)
 
@@ -491,12 +491,15 @@ class Buzzer(_Part):
         self.buzzer.play(Tone.from_midi(midi))
 
     def off(self) -> None:
-        """Silence."""
+        """Silence, the line low: on lgpio stopping the tone stops the pulses wherever they
+        are, perhaps mid-pulse, high."""
         self.buzzer.stop()
+        self.buzzer.pwm_device.off()
 
 
 class Aim(_Part):
-    """Aiming servo: one angle per seat."""
+    """Aiming servo: one angle per seat (``firmware/servo.py`` drives the line: to the
+    microsecond on lgpio, whose PWM gpiozero can only set in whole percent)."""
 
     def __init__(
         self,
@@ -510,7 +513,7 @@ class Aim(_Part):
         super().__init__()
         self.seat_angles = tuple(seat_angles)
         self.servo = self._own(
-            AngularServo(pin, min_angle=min_angle, max_angle=max_angle, pin_factory=factory)
+            make_servo(pin, factory=factory, min_angle=min_angle, max_angle=max_angle)
         )
 
     def aim(self, seat: int) -> float:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from firmware.errors import UsageError
+from firmware.pins import is_lgpio
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def world_of(factory: Any) -> Any | None:
 
     if isinstance(factory, MockFactory):
         return MockHeader(factory)
-    if type(factory).__module__ == "gpiozero.pins.lgpio":
+    if is_lgpio(factory):
         side = getattr(sys.modules.get("lgpio"), "plant_side", None)
         if callable(side):
             return side(factory.chip)

@@ -279,11 +279,23 @@ def choose(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> lis
     code, rest = take_lang(argv)
     lang = use(code if code is not None else from_environment(environ))
     if code is not None and not lang.compiled:
-        raise LanguageError(
-            f"--lang {code}: its catalog is not compiled ({LOCALE_DIR}/{code}/LC_MESSAGES/"
-            f"{DOMAIN}.mo is missing); run `make`"
-        )
+        raise LanguageError(_not_compiled(code))
     return rest
+
+
+def _not_compiled(code: str) -> str:
+    """Why ``--lang code`` cannot be spoken, and what to do: in a checkout, `make` compiles the
+    catalogs; an installed package carries them compiled by its build, so one without them was
+    not built by this project's build (or lost files): install it again. English: the language
+    asked for is the one missing."""
+    missing = LOCALE_DIR / code / "LC_MESSAGES" / f"{DOMAIN}.mo"
+    said = f"--lang {code}: its catalog is not compiled ({missing} is missing); "
+    if (LOCALE_DIR.parent.parent / "Makefile").is_file():  # i18n/locale of a checkout
+        return said + "run `make` in the checkout"
+    return said + (
+        "this installed package lacks its catalogs: install it again (pip install "
+        "--force-reinstall from a wheel or a checkout, or systemd/install.sh on the box)"
+    )
 
 
 class Text:
