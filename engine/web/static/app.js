@@ -79,6 +79,7 @@
     lastBurst: null, // the newest box burst shown as a toast
     alerted: "", // what this phone's player had to do at the last render ("", "turn", "press")
     alerts: 0, // alerts given (tests read it)
+    askStatus: false, // Reconnect was tapped: ask the box's status once connected
   };
   window.unoattack = page; // for the browser tests and the curious
 
@@ -161,6 +162,7 @@
       buildPicker();
       renderShare();
       render();
+      if (page.askStatus) { page.askStatus = false; boxControl("status"); }
     } else if (msg.type === "update") {
       if (msg.seq <= page.seq) return;
       if (page.seq && msg.seq !== page.seq + 1) page.gaps += 1;
@@ -408,8 +410,8 @@
   });
   $("test-fire").addEventListener("click", () => boxControl("fire"));
   $("box-reconnect").addEventListener("click", () => {
-    page.reconnect(); // this page's connection, at once; then the box's status asked afresh
-    setTimeout(() => boxControl("status"), 300);
+    page.askStatus = true; // once connected again (its hello), the box's status afresh
+    page.reconnect();
   });
   $("new-game").addEventListener("click", () => {
     if (confirm(T.new_game_confirm)) act("new game");

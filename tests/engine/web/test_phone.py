@@ -283,6 +283,11 @@ def test_answers_in_view_and_the_box_dashboard(
     page.wait_for_function("unoattack.box.link === 'connected'", timeout=WAIT_MS)
     page.wait_for_function("unoattack.box.settings['sound.enabled'] === false")
     expect(sound).not_to_be_checked()
+    # Reconnect: this page's connection anew, then the box's status asked
+    hellos = page.evaluate("unoattack.hellos")
+    page.locator("#box-reconnect").tap()
+    page.wait_for_function("n => unoattack.hellos > n", arg=hellos)
+    expect(page.locator("#reply")).to_have_text("box: status done")
     stored = json.loads(Path(f"{box.journal}.settings.json").read_text())
     assert stored["personality"]["sound.enabled"] is False
     assert page.errors == []
