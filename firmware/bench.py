@@ -259,7 +259,7 @@ def summarise(
     """The bench's summary as a JSON-able dict (``format_summary`` prints it). ``mock``: the
     pins are simulated, with the plant; ``pins`` names them (``pins.pins_label``)."""
     bursts = [r for r in records if r.spinup_ms is not None and r.planned > 0]
-    intervals = [i for r in records for i in r.intervals]
+    intervals: list[float] = [i for r in records for i in r.intervals]
     timing_values: dict[str, list[float]] = {
         "spinup_ms": [r.spinup_ms for r in bursts if r.spinup_ms is not None],
         "first_card_ms": [r.first_card_ms for r in bursts if r.first_card_ms is not None],
@@ -333,7 +333,7 @@ def _fmt(value: float | int | None) -> str:
 def format_summary(summary: dict[str, Any]) -> str:
     """The summary table ``launcher bench`` prints (in the language in use; the mode, ejector,
     pins and fire reasons are the config's and the box's own words)."""
-    lines = [
+    lines: list[str] = [
         _(
             "bench: {presses} ({mode} mode), {cards} of {planned} planned in {seconds} s; "
             "{ejector} ejector on {pins} pins, seed {seed}"
@@ -354,7 +354,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     ]
     if summary["stopped"]:
         lines.append(_("stopped early: {why}").format(why=summary["stopped"]))
-    rows = [[_("timing (ms)"), _("samples"), _("minimum"), _("median"), _("p95"), _("maximum")]]
+    rows: list[list[str]] = [
+        [_("timing (ms)"), _("samples"), _("minimum"), _("median"), _("p95"), _("maximum")]
+    ]
     for key, label in TIMINGS:
         s = summary["timings"][key]
         figures = [s["min"], s["median"], s["p95"], s["max"]]

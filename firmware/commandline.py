@@ -90,7 +90,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit code 2 (no usage dump on stderr) that names an
     unknown option as such and lists the subcommands a missing one may be."""
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def parse_known_args(self, args=None, namespace=None):
         # Remembered for error(): argparse reports a missing subcommand before it looks at
         # an unknown option, so `launcher --bogus` would read "give a command".
         self._given = list(sys.argv[1:] if args is None else args)
@@ -197,7 +197,8 @@ def build_parser(
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    names = [commands[command]] if command in commands else list(commands.values())
+    chosen = commands.get(command) if command is not None else None
+    names = [chosen] if chosen is not None else list(commands.values())
     for module_name in dict.fromkeys(names):  # one module may register several commands
         try:
             module = importlib.import_module(module_name)

@@ -28,12 +28,15 @@ import threading
 import time
 import tty
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import serial
 
 from firmware.errors import JournalError, UsageError
 from wire import ports, protocol
+
+if TYPE_CHECKING:
+    from firmware.journal import Journal
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,22 @@ class _Port(Protocol):
     def read(self) -> bytes: ...
     def write(self, data: bytes) -> None: ...
     def close(self) -> None: ...
+
+
+class Served(Protocol):
+    """What the link asks of the box it serves: the `Daemon` (and the tests' fake one)."""
+
+    @property
+    def state(self) -> str:
+        """The machine state's name (for `hello`)."""
+
+    def subscribe(self, fn: Callable[[dict], None]) -> None:
+        """Call `fn(event)` for every event once it is journaled (never blocking)."""
+
+    def submit(
+        self, op: str, args: dict, reply: Callable[[dict], None], *, cmd_id: str | None = None
+    ) -> None:
+        """Run command `op`; `reply` is called exactly once with the result."""
 
 
 class _WriteTimeout(Exception):
@@ -131,15 +150,15 @@ class Link:
     """Serial side of the daemon: delivers journaled events exactly once and answers commands.
 
     `port` is a pyserial port name or URL, or ``"pty"`` to create a pseudo-terminal whose slave
-    path is `port_path` after `start()`. `daemon` needs ``subscribe(fn)``, ``submit(op, args,
-    reply, cmd_id=...)`` and ``state``; `journal` is a `MemoryJournal` or `SqliteJournal`.
+    path is `port_path` after `start()`. `daemon` is what it serves (`Served`: ``subscribe(fn)``,
+    ``submit(op, args, reply, cmd_id=...)``, ``state``); `journal` its `Journal`.
     `clock` returns seconds (monotonic) and drives the resend timers."""
 
     def __init__(
         self,
         port: str,
-        daemon: Any,
-        journal: Any,
+        daemon: Served,
+        journal: Journal,
         *,
         clock: Callable[[], float] | None = None,
         baudrate: int = 115200,
@@ -526,9 +545,9 @@ class Link:
                 "acked": journal.acked,
                 # where the replay starts when the host's position is older than what is held
                 "oldest": min(journal.oldest_seq, last + 1),
-                "state": getattr(self._daemon, "state", None),
-                "journal_recovered": getattr(journal, "recovered", None),
-                "journal_lost": getattr(journal, "lost", None),
+                "state": self._daemon.state,
+                "journal_recovered": journal.recovered,
+                "journal_lost": journal.lost,
             }
             self._finish(cmd_id, "hello", reply)
 
@@ -545,8 +564,10 @@ class Link:
             reply = with_link if _fits(with_link) else reply
             # A person must hear that the journal was moved aside or lost events: as much of
             # each report as fits in the one frame (the log has it whole).
-            for name in ("journal_lost", "journal_recovered"):
-                told = getattr(self._journal, name.removeprefix("journal_"), None)
+            for name, told in (
+                ("journal_lost", self._journal.lost),
+                ("journal_recovered", self._journal.recovered),
+            ):
                 while isinstance(told, str) and told:
                     if _fits({**reply, name: told}):
                         reply = {**reply, name: told}

@@ -19,6 +19,7 @@ import logging
 import os
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,10 @@ KEEP_PIN_STATES = 64  # newest states a mock pin remembers (gpiozero's own keeps
 log = logging.getLogger(__name__)
 
 
-def mock_requested(env: dict[str, str] | None = None) -> bool:
+def mock_requested(env: Mapping[str, str] | None = None) -> bool:
     """True when the environment asks gpiozero for mock pins (``GPIOZERO_PIN_FACTORY=mock``)."""
-    env = os.environ if env is None else env
-    return env.get("GPIOZERO_PIN_FACTORY", "").strip().lower() == "mock"
+    asked = (os.environ if env is None else env).get("GPIOZERO_PIN_FACTORY", "")
+    return asked.strip().lower() == "mock"
 
 
 def is_mock(factory: Any) -> bool:
@@ -245,6 +246,8 @@ def _bounded_mock_pin() -> type:
     from gpiozero.pins.mock import MockPWMPin
 
     class BoundedMockPWMPin(MockPWMPin):
+        states: deque[Any]
+
         def clear_states(self) -> None:
             super().clear_states()
             self.states = deque(self.states, maxlen=KEEP_PIN_STATES)

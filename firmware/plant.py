@@ -504,7 +504,7 @@ class Plant:
             return
         tmp = self.state_path.with_suffix(self.state_path.suffix + ".tmp")
         try:
-            state = {"hopper": self.hopper, "ejected_total": self.ejected_total}
+            state: dict[str, Any] = {"hopper": self.hopper, "ejected_total": self.ejected_total}
             if self.loads:
                 state["loads"] = self.loads
             tmp.write_text(json.dumps(state))

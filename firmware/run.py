@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -19,11 +20,14 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import i18n
 from firmware.daemon import Daemon
 from firmware.errors import UsageError
+
+if TYPE_CHECKING:
+    from firmware.journal import Journal
 
 log = logging.getLogger("firmware.daemon")  # the name the logs have always shown
 
@@ -77,7 +81,7 @@ def _console(daemon: Daemon, out: Callable[[dict], None], at_end: Callable[[], N
             continue
         with answered:
             waiting[0] += 1
-        daemon.submit(op, args, lambda r, op=op: reply(op, r))
+        daemon.submit(op, args, functools.partial(reply, op))
     with answered:
         answered.wait_for(lambda: waiting[0] <= 0, REPLIES_WAIT_S)
     log.info("end of the console's input: stopping")
@@ -146,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
         from firmware.plant import check_state_path
 
         check_state_path(args.plant_state)
-    journal: Any
+    journal: Journal
     if args.journal:
         from firmware.journal import SqliteJournal
 

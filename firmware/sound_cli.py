@@ -35,7 +35,7 @@ def _pack_of(args: argparse.Namespace) -> SoundPack:
 
 def describe(pack: SoundPack) -> list[str]:
     """What ``launcher sound check`` prints."""
-    lines = [
+    lines: list[str] = [
         i18n._("{path}: OK, pack {name!r}, licence {licence}").format(
             path=pack.root, name=pack.name, licence=pack.licence
         )

@@ -1,10 +1,14 @@
 """How a text file a person gives us is decoded: the one rule for every config, recording,
-scenario and deck file, on the box and on the host. Standard library only.
+scenario and deck file, on the box and on the host. Standard library (and i18n's `Text`) only.
 
 UTF-8, with or without the byte-order mark Windows editors (Notepad) put first; UTF-16 or UTF-32
 when the file starts with their byte-order mark (PowerShell's `>` writes UTF-16). Anything else
 that is not UTF-8 raises UnicodeDecodeError, which each reader turns into its own one line
 ("not a text file: ...").
+
+A file that cannot be read at all (missing, a folder, not this user's) is one line, the same for
+every reader: `cannot_read(path, exc)`, ``PATH: cannot read this file: REASON`` (the reason as
+the operating system words it).
 
 `parse_toml` and `parse_json` read the text: a document nested too deep for the parser (which
 recurses once per level: `a = [[[[...`) is a mistake in the file like any other (the parser's
@@ -20,7 +24,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["decode", "parse_json", "parse_toml", "read_text"]
+from i18n import Text
+
+__all__ = ["cannot_read", "decode", "parse_json", "parse_toml", "read_text"]
 
 # Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
 _MARKS = (
@@ -44,6 +50,13 @@ def read_text(path: str | os.PathLike[str]) -> str:
     """Read a person's text file; OSError if it cannot be read, UnicodeDecodeError if it is
     not text in an encoding `decode` knows."""
     return decode(Path(path).read_bytes())
+
+
+def cannot_read(path: str | os.PathLike[str], exc: OSError) -> Text:
+    """The one line for a person's file that cannot be read: a `Text`, so ``render()`` says it
+    in the reader's language and ``str()`` in English (a log line)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return Text("{path}: cannot read this file: {reason}", path=str(path), reason=reason)
 
 
 def parse_toml(text: str) -> dict[str, Any]:

@@ -382,7 +382,7 @@ class Phrase(str):
         with speaking(lang or current()):
             return str.__str__(self._remake())
 
-    def format(self, *args: Any, **kwargs: Any) -> Phrase:  # type: ignore[override]
+    def format(self, *args: Any, **kwargs: Any) -> Phrase:
         """`str.format`, kept a `Phrase`: said again, the template and every argument are."""
         value = str.format(self, *args, **kwargs)
         return Phrase(
@@ -394,14 +394,14 @@ class Phrase(str):
             ),
         )
 
-    def join(self, parts: Iterable[str]) -> Phrase:  # type: ignore[override]
+    def join(self, parts: Iterable[str]) -> Phrase:
         """`str.join`, kept a `Phrase` (the separator and the parts said again)."""
         items = list(parts)
         return Phrase(
             str.join(self, items), lambda: str.join(self._remake(), [_again(p) for p in items])
         )
 
-    def __add__(self, other: str) -> Phrase:  # type: ignore[override]
+    def __add__(self, other: str) -> Phrase:
         return Phrase(str.__add__(self, other), lambda: self._remake() + _again(other))
 
     def __radd__(self, other: str) -> Phrase:

@@ -16,7 +16,10 @@ from typing import Any
 from engine.errors import UnoError
 from i18n import _
 
-__all__ = ["add_web_arguments", "need_web_extra", "register", "run_serve"]
+__all__ = ["DEFAULT_HTTP", "add_web_arguments", "need_web_extra", "register", "run_serve"]
+
+# Here, not in server.py: `--help` builds these arguments without the web extra installed.
+DEFAULT_HTTP = "127.0.0.1:8500"
 
 
 def need_web_extra() -> None:
@@ -36,8 +39,6 @@ def need_web_extra() -> None:
 
 def add_web_arguments(p: argparse.ArgumentParser) -> None:
     """Where the page is served, and who may join: shared by `serve` and `demo --web`."""
-    from engine.web.server import DEFAULT_HTTP
-
     p.add_argument(
         "--http",
         default=DEFAULT_HTTP,
