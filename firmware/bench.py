@@ -666,6 +666,11 @@ def _press_loop(
         if record.reason in ("locked", "queue_full", "stopping", "fault", "interrupted"):
             stopped = f"press {record.press_id} was not served ({record.reason})"
             break
+        if record.reason == "jammed":
+            # The fire event comes just before the box latches jammed; on a slow Pi the state
+            # read above can still say idle, and another press would be refused or queued.
+            stopped = "the box is jammed"
+            break
     return stopped, out
 
 

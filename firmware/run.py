@@ -141,6 +141,12 @@ def _run(args: argparse.Namespace) -> int:
 
     # Before anything starts: a bad --port is the only line printed (PortError, exit 2).
     port = check_port(args.port, BOX_WORDS)
+    if args.pty_link is not None:
+        if port != "pty":
+            raise UsageError(i18n._("--pty-link needs --port pty"))
+        from firmware.link import check_pty_link
+
+        check_pty_link(args.pty_link)
     if port != "none":
         try:
             from firmware.link import Link
@@ -206,7 +212,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         daemon.start()
         if port != "none":
-            link = Link(port, daemon, journal)
+            link = Link(port, daemon, journal, pty_link=args.pty_link)
             link.start()
             if port == "pty":
                 print(f"PORT {link.port_path}", flush=True)
@@ -318,6 +324,14 @@ def register(subparsers: Any) -> None:
         help=i18n._(
             "serial port or pyserial URL for the host link; 'pty' creates one and prints "
             "'PORT <path>' first on stdout; 'none' (default) runs without a link"
+        ),
+    )
+    parser.add_argument(
+        "--pty-link",
+        metavar="PATH",
+        help=i18n._(
+            "with --port pty: keep a symlink to the pty at PATH, open to the daemon's group "
+            "(the all-in-one box: the web referee on the same Pi)"
         ),
     )
     parser.add_argument(

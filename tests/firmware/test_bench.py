@@ -9,6 +9,7 @@ import json
 import re
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,35 @@ def test_cards_mode_refills_the_mock_hopper_and_stops_at_the_count(
     assert result.summary["cards"] == 50
     assert [r.planned for r in result.records] == [12, 12, 12, 12, 2]
     assert plant.ejected_total == 50
+
+
+def test_the_run_stops_at_a_jam_even_before_the_box_has_latched_it(
+    mock_factory: Any, tmp_path: Path
+) -> None:
+    """The fire event comes just before the loop thread latches `jammed`; on a slow Pi the
+    bench read the state in between and pressed again (seen under emulation, make pi-check).
+    Here the latch is held back until the bench has surely looked."""
+
+    def stall_and_latch_late(daemon: Any) -> None:
+        daemon.plant.stall()
+        trigger = daemon.model.trigger
+
+        def late(name: str, **kwargs: Any) -> Any:
+            if name == "jam":
+                time.sleep(0.3)  # the bench's loop runs meanwhile
+            return trigger(name, **kwargs)
+
+        daemon.model.trigger = late
+
+    _, _, result = _bench(
+        mock_factory,
+        tmp_path,
+        {"jam.count": 4, "timing.card_timeout_ms": 120},
+        presses=5,
+        daemon_hook=stall_and_latch_late,
+    )
+    assert [record.reason for record in result.records] == ["jammed"]
+    assert result.summary["stopped"] == "the box is jammed"
 
 
 @on_both
