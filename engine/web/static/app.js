@@ -514,10 +514,11 @@
     if (top.mark) t.dataset.mark = top.mark; else delete t.dataset.mark;
     $("top-name").textContent = v.top ? cardName(v.top) : "";
     const playing = v.phase === "play";
-    $("colour").replaceChildren(
-      ...(v.color ? [el("span", { class: `swatch card ${v.color}` })] : []),
-      T.colour(v.color ? `${colourName(v.color)} (${v.color})` : colourName(v.color)) + " ·",
-    );
+    // the colour in words and by its letter; none yet (before the deal): nothing to say
+    $("colour").replaceChildren(...(v.color ? [
+      el("span", { class: `swatch card ${v.color}` }),
+      T.colour(`${colourName(v.color)} (${v.color})`) + " ·",
+    ] : []));
     $("colour").dataset.color = v.color || "";
     const next = v.actor !== null && v.actor !== v.turn; // someone owes hits first
     $("turn").textContent = playing ? (next ? T.plays_next : T.to_play)(name(v.turn)) : v.phase === "deal" ? T.deals_now(name(v.dealer)) : "";

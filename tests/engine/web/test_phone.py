@@ -24,6 +24,7 @@ from playwright.sync_api import expect
 import i18n
 from tests.engine.web.conftest import WAIT_MS, Served
 from tests.engine.web.test_browser import join, tap
+from tests.engine.web.test_languages import OVERFLOW
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 PHONE = {"width": 390, "height": 844}
@@ -270,6 +271,7 @@ def test_answers_in_view_and_the_box_dashboard(
     assert data["box"]["bursts"][0]["source"] == "dispense"
     assert data["view"]["presses"] == presses
     expect(page.locator("#console")).to_contain_text("fire")
+    assert page.evaluate(OVERFLOW) == []  # the dashboard too fits the phone
     page.screenshot(path=str(screenshots / "web-dashboard.png"), full_page=True)
     # The box's sound off (its settings.set); it stays off across a restart of the box.
     sound = page.locator("[data-setting='sound.enabled']")
