@@ -8,9 +8,13 @@ Routes:
 - `POST /api/join` ``{"code"}`` sets the session cookie; `POST /api/leave` drops it;
 - `POST /api/act` ``{"line"}`` one command line, as typed at `unoattack table`;
 - `POST /api/box` ``{"op", "params"}`` a box-panel control (`reset`, `status`, `model`,
-  `model.set`);
-- `WS /ws?since=N` the live updates (after update N when given) and the same `act`, `box` and
-  `ping` requests as JSON messages.
+  `model.set`, `fire`, `settings`, `settings.set`);
+- `POST /api/claim` ``{"seat"}`` this phone's seat ("I am Bo"; null releases it);
+- `POST /api/new` ``{}`` a new game of the same players, the last one kept in the history file;
+- `GET /api/rounds.csv` the game's rounds; `GET /api/qr.svg` the page's LAN address as a QR
+  code; `GET /manifest.webmanifest` the web app manifest;
+- `WS /ws?since=N` the live updates (after update N when given) and the same `act`, `box`,
+  `claim`, `new` and `ping` requests as JSON messages.
 
 Every request is checked before it reaches the table: a JSON object of known fields and types,
 at most `MAX_BODY` bytes; a session for anything that changes the game; this server's own
@@ -213,6 +217,8 @@ class WebApp:
             return self.claim(token, data["seat"], lang)
         if kind == "act":
             outcome = await to_thread.run_sync(self.service.act, data["line"])
+        elif kind == "new":
+            outcome = await to_thread.run_sync(self.service.new_game)
         else:
             outcome = await to_thread.run_sync(self.service.box_op, data["op"], data.get("params"))
         reply = say_in(language(lang), outcome.to_dict())
@@ -344,6 +350,9 @@ class WebApp:
     async def claim_seat(self, request: Request) -> Response:
         return await self._request(request, "claim")
 
+    async def new_game(self, request: Request) -> Response:
+        return await self._request(request, "new")
+
     # -- the WebSocket ----------------------------------------------------------------------
     async def websocket(self, ws: WebSocket) -> None:
         token = ws.cookies.get(COOKIE)
@@ -455,6 +464,7 @@ def create_app(
         Route("/api/act", web.act, methods=["POST"]),
         Route("/api/box", web.box, methods=["POST"]),
         Route("/api/claim", web.claim_seat, methods=["POST"]),
+        Route("/api/new", web.new_game, methods=["POST"]),
         WebSocketRoute("/ws", web.websocket),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]

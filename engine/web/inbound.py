@@ -50,12 +50,14 @@ FIELDS: dict[str, dict[str, type]] = {
     "box": {"op": str, "params": dict},
     "ping": {},
     "claim": {"seat": int},  # "I am Bo": a seat number, or null to release the claim
+    "new": {},  # the referee's New game (the last game's results kept in the history file)
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     "act": ("line",),
     "box": ("op",),
     "ping": (),
     "claim": ("seat",),
+    "new": (),
 }
 NULLABLE = frozenset({("claim", "seat")})  # fields that may be null
 MAX_PARAMS = 16

@@ -27,6 +27,7 @@ from typing import Any
 
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
+from engine.game_history import append_game, game_record, history_path
 from engine.referee import Referee
 from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
 from engine.web.box_panel import BoxPanel
@@ -271,6 +272,62 @@ class TableService:
             said = self._out.take()
             self._publish(said, cause)
             return said or messages
+
+    def new_game(self) -> Outcome:
+        """The page's **New game**: the last game's results added to the history file beside
+        the state file (engine/game_history.py; a game with no round scored has none), then a
+        new game of the same players, deck, mode, target and rule options in the state file,
+        the button in step with it. Refused while a dispense is under way (its cards would
+        count for nobody), for a page that only watches, and when the history cannot be
+        written (then nothing has changed)."""
+        if self.watch_only is not None:
+            return Outcome(False, error=self.watch_only)
+        with self._lock:
+            old = self.session
+            if old.dispensing is not None:
+                return Outcome(
+                    False, error=_("a dispense is under way: a new game once the box reports it")
+                )
+            ref = old.ref
+            messages = []
+            if old.state_path is not None and ref.rounds:
+                try:
+                    kept = append_game(old.state_path, game_record(ref.summary()))
+                except OSError as exc:
+                    problem = exc.strerror or str(exc)
+                    return Outcome(
+                        False,
+                        error=_("the last game could not be kept in {file}: {problem}").format(
+                            file=history_path(old.state_path).name, problem=problem
+                        ),
+                    )
+                messages.append(_("the last game is kept in {file}").format(file=kept.name))
+            fresh = Referee(
+                ref.players,
+                deck=ref.deck_name,
+                mode=ref.mode,
+                target=ref.target,
+                options=dict(ref.options),
+            )
+            # The box's events of the last game stay applied: a replay of one is not news.
+            session = TableSession(
+                fresh,
+                box=old.box,
+                state_path=old.state_path,
+                out=self._out,  # type: ignore[arg-type]
+                last_event=old.last_event,
+            )
+            session.state_label = old.state_label
+            try:
+                session.save(force=True)  # the file first: the button waits for the new game
+            except UnoError as exc:  # the state file cannot be written: the old game goes on
+                return Outcome(False, error=message_of(exc))
+            session.sync_box()
+            self.session = session
+            messages.append(_("new game: {players}").format(players=", ".join(fresh.players)))
+            messages += self._out.take()
+            self._publish(messages, {"new_game": True})
+            return Outcome(True, messages=messages)
 
     # -- the box ----------------------------------------------------------------------------
     def handle_event(self, event: dict[str, Any]) -> None:

@@ -414,7 +414,8 @@
     page.reconnect();
   });
   $("new-game").addEventListener("click", () => {
-    if (confirm(T.new_game_confirm)) act("new game");
+    if (!confirm(T.new_game_confirm)) return;
+    request("new", {}).then((reply) => showReply(reply.ok ? reply.messages.join(" · ") : reply.error, reply.ok));
   });
 
   // -- sharing: the page's address as a link and a QR code, for the next player ------------

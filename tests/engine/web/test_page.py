@@ -171,3 +171,29 @@ def test_a_phone_claims_a_seat_and_leaving_releases_it(lan: Any) -> None:
     assert lan.post("/api/leave", json={}, headers=ORIGIN).status_code == 200
     assert COOKIE not in lan.cookies
     assert json.loads(lan.hub.latest())["claims"] == [2]
+
+
+def test_new_game_for_a_joined_phone_keeps_the_last_in_the_history(
+    lan: Any, tmp_path: Path
+) -> None:
+    refused = lan.post("/api/new", json={}, headers=ORIGIN)
+    assert refused.status_code == 401  # a watcher starts no new game
+    assert lan.post("/api/new", json={"players": "Zed"}, headers=ORIGIN).json()["error"] == (
+        "unknown field `players` in `new`: allowed are type, id"
+    )
+    join(lan)
+    # Bob goes out; Ann's and Cat's hands are scored
+    for line in ("R5", "hand Bob 1", "R7", "R9 B9 G9 Y9 RS BS GS", "R1 R2 R3 R4 R6 R8 B1"):
+        assert lan.post("/api/act", json={"line": line}, headers=ORIGIN).json()["ok"], line
+    assert len(json.loads(lan.hub.latest())["view"]["rounds"]) == 1
+    with lan.websocket_connect("/ws", headers=ORIGIN) as ws:
+        ws.receive_json()  # hello
+        ws.send_json({"type": "new", "id": 7})
+        while (reply := ws.receive_json())["type"] != "reply":
+            pass
+    assert reply["ok"] and reply["id"] == 7 and reply["for"] == "new"
+    assert reply["messages"][-1] == "new game: Ann, Bob, Cat"
+    latest = json.loads(lan.hub.latest())
+    assert latest["view"]["rounds"] == [] and latest["view"]["phase"] == "deal"
+    (kept,) = (tmp_path / "table.games.jsonl").read_text().splitlines()
+    assert json.loads(kept)["players"] == ["Ann", "Bob", "Cat"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 
 from engine.cards import load_deck
 from engine.table import load_state
-from engine.web.table_service import MAX_LINE, check_line
+from engine.web.table_service import MAX_LINE, TableService, check_line, game_args, open_table
 from tests.engine.web.conftest import table_service
 
 
@@ -168,3 +169,66 @@ def test_answers_are_the_referees_and_asking_changes_nothing(tmp_path: Path) -> 
     assert out.ask == "how many more red cards went down with RDA"
     assert out.choices == {"number": [str(n) for n in range(7)]}  # Bob holds 7, RDA one
     assert service.view() == before and len(service.updates) == published
+
+
+def score_a_round(service: Any) -> None:
+    """Round 1 of Ann and Bob: Bob goes out on R7, Ann is left with 96 points."""
+    for line in ("R5", "hand Bob 1", "R7", "R9 B9 G9 Y9 RS BS GS"):
+        assert service.act(line).ok, line
+
+
+def test_a_new_game_keeps_the_last_ones_results_in_the_history_file(tmp_path: Path) -> None:
+    state = tmp_path / "table.json"
+    service = table_service(state, players="Ann,Bob")
+    score_a_round(service)
+    out = service.new_game()
+    assert out.ok
+    assert out.messages == ["the last game is kept in table.games.jsonl", "new game: Ann, Bob"]
+    (line,) = (tmp_path / "table.games.jsonl").read_text().splitlines()
+    kept = json.loads(line)
+    assert kept["players"] == ["Ann", "Bob"] and kept["scores"] == [0, 96]
+    assert [r["winner"] for r in kept["rounds"]] == [1] and kept["winners"] == []
+    view = service.view()
+    assert (view["phase"], view["round"], view["scores"], view["rounds"]) == ("deal", 1, [0, 0], [])
+    assert view["undo"] == 0  # the last game's steps are not this one's
+    saved = load_state(state).referee
+    assert saved.to_dict() == service.session.ref.to_dict() and saved.round_no == 1
+    update = service.updates[-1]
+    assert update["cause"] == {"new_game": True} and update["messages"] == out.messages
+    assert update["view"] == view
+    assert service.act("G3").ok  # and it plays
+    # A game with no round scored leaves nothing to keep.
+    assert service.new_game().messages == ["new game: Ann, Bob"]
+    assert len((tmp_path / "table.games.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_new_game_keeps_the_rules_of_the_last(tmp_path: Path) -> None:
+    args = game_args(players="Ann,Bob,Cat,Dan", state=tmp_path / "t.json", mode="teams")
+    args.option = ["stacking=true"]
+    args.target = 200
+    service = TableService(open_table(args))
+    service.act("R5")
+    assert service.new_game().ok
+    ref = service.session.ref
+    assert (ref.mode, ref.target, ref.options) == ("teams", 200, {"stacking": True})
+
+
+def test_a_new_game_is_refused_when_the_history_cannot_be_written(tmp_path: Path) -> None:
+    service = service_for(tmp_path, players="Ann,Bob")
+    score_a_round(service)
+    (tmp_path / "table.games.jsonl").mkdir()  # not a file: nothing can be appended
+    before = service.view()
+    published = len(service.updates)
+    out = service.new_game()
+    assert not out.ok
+    assert out.error and out.error.startswith(
+        "the last game could not be kept in table.games.jsonl"
+    )
+    assert service.view() == before and len(service.updates) == published
+    assert load_state(tmp_path / "table.json").referee.rounds == before["rounds"]
+
+
+def test_a_watching_table_starts_no_new_game(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    service.watch_only = "the bots are playing: watch only"
+    assert service.new_game().error == "the bots are playing: watch only"
