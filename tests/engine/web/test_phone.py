@@ -2,7 +2,8 @@
 tap and the box's result arrive inside the viewport; the game at a glance stays in view while
 the cards are scrolled; `?lang=` gives that language's page; the log has no line twice, after
 opening or reconnecting; a claimed seat is highlighted and buzzes on its turn; dark mode; and
-the box dashboard's test fire reaches the mock box, its switches survive the box's restart.
+the box dashboard's test fire reaches the mock box, its switches survive the box's restart;
+New game keeps the last game in the history file and every page shows the new one.
 
 One browser for the module (the session's), one `--port none` server shared by the tests
 that do not need a box."""
@@ -294,3 +295,40 @@ def test_answers_in_view_and_the_box_dashboard(
     assert stored["personality"]["sound.enabled"] is False
     assert page.errors == []
     page.context.close()
+
+
+def test_new_game_keeps_the_last_games_rounds_in_the_history(
+    serve: Callable[..., Served], browser: Any, tmp_path: Path
+) -> None:
+    state_file = tmp_path / "night.json"
+    served = serve("serve", "--port", "none", "--players", "Ann,Bob", "--state", str(state_file))
+    page = open_phone(browser, served.url)
+    watcher = open_phone(browser, served.url)
+    expect(page.locator("#new-game")).to_be_hidden()  # not for a page that only watches
+    join(page, served.code)
+    with api(served) as other:  # round 1: Bob goes out, Ann is left with 96 points
+        for line in ("R5", "hand Bob 1", "R7", "R9 B9 G9 Y9 RS BS GS"):
+            assert other.post("/api/act", json={"line": line}).json()["ok"], line
+    page.wait_for_function("unoattack.view.rounds.length === 1")
+    expect(page.locator("#rounds tr")).to_have_count(2)  # the heading, round 1
+    expect(page.locator("#csv")).to_be_visible()
+    page.once("dialog", lambda dialog: dialog.dismiss())  # "Start a new game...?" No
+    page.locator("#new-game").scroll_into_view_if_needed()
+    page.locator("#new-game").tap()
+    assert not (tmp_path / "night.games.jsonl").exists()
+    assert page.evaluate("unoattack.view.rounds.length") == 1
+    page.once("dialog", lambda dialog: dialog.accept())  # Yes
+    page.locator("#new-game").tap()
+    expect(page.locator("#reply")).to_have_text(
+        "the last game is kept in night.games.jsonl · new game: Ann, Bob"
+    )
+    assert page.evaluate(IN_VIEW, "#reply")
+    for phone in (page, watcher):  # every page shows the new game
+        phone.wait_for_function("unoattack.view.rounds.length === 0 && unoattack.view.round === 1")
+        expect(phone.locator("#rounds tr")).to_have_count(0)
+        expect(phone.locator("#messages li").first).to_have_text("new game: Ann, Bob")
+    (kept,) = (tmp_path / "night.games.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(kept)["scores"] == [0, 96]
+    assert page.errors == [] and watcher.errors == []
+    page.context.close()
+    watcher.context.close()
