@@ -226,9 +226,14 @@ def test_answers_in_view_and_the_box_dashboard(
     served = serve("serve", "--port", str(link), "--players", "Ann,Bob,Cat")
     page = open_phone(browser, served.url)
     join(page, served.code)
+    expect(page.locator("#uno-toggle")).to_be_hidden()  # the deal: no UNO to say
     tap(page, "#picker [data-card='R5']")
     tap(page, "#picker [data-card='RH2']")  # Cat must hit twice
     page.wait_for_selector("#button-state .live")
+    # While Cat owes hits, her presses only: no Hit or Pass for anyone
+    expect(page.locator("#act-buttons [data-line='press']")).to_be_visible()
+    for line in ("hit", "pass"):
+        expect(page.locator(f"#act-buttons [data-line='{line}']")).to_have_count(0)
     # The strip stays in view while the cards are scrolled (the last row of the picker).
     page.locator("#picker [data-card='WC']").scroll_into_view_if_needed()
     assert page.evaluate("window.scrollY") > 0
@@ -312,6 +317,7 @@ def test_new_game_keeps_the_last_games_rounds_in_the_history(
     page.wait_for_function("unoattack.view.rounds.length === 1")
     expect(page.locator("#rounds tr")).to_have_count(2)  # the heading, round 1
     expect(page.locator("#csv")).to_be_visible()
+    expect(page.locator("#uno-toggle")).to_be_hidden()  # a round's end: no UNO to say
     page.once("dialog", lambda dialog: dialog.dismiss())  # "Start a new game...?" No
     page.locator("#new-game").scroll_into_view_if_needed()
     page.locator("#new-game").tap()
