@@ -11,6 +11,7 @@ import pytest
 from engine.cards import load_deck
 from engine.table import load_state
 from engine.web.table_service import MAX_LINE, TableService, check_line, game_args, open_table
+from i18n import language, say_in
 from tests.engine.web.conftest import table_service
 
 
@@ -184,6 +185,15 @@ def test_a_new_game_keeps_the_last_ones_results_in_the_history_file(tmp_path: Pa
     out = service.new_game()
     assert out.ok
     assert out.messages == ["the last game is kept in table.games.jsonl", "new game: Ann, Bob"]
+    thai = language("th").gettext  # and each page reads them in its own language
+    assert (
+        say_in(language("th"), out.to_dict())["messages"]
+        == [
+            thai("the last game is kept in {file}").format(file="table.games.jsonl"),
+            thai("new game: {players}").format(players="Ann, Bob"),
+        ]
+        != out.messages
+    )
     (line,) = (tmp_path / "table.games.jsonl").read_text().splitlines()
     kept = json.loads(line)
     assert kept["players"] == ["Ann", "Bob"] and kept["scores"] == [0, 96]
