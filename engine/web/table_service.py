@@ -190,6 +190,7 @@ class TableService:
         # the dashboard warns when one burst could empty the hopper
         self.panel = BoxPanel(connected=self.box is not None, low_cards=MAX_FIRED)
         self.claims: list[int] = []  # the seats a phone has claimed ("I am Bo", seats.py)
+        self._console_later: list[str] = []  # box console lines not published yet
         self._status_due = threading.Event()  # the box's status has news: ask for it
         deck = load_deck(session.ref.deck_name)
         self.deck_name = deck.name
@@ -333,8 +334,9 @@ class TableService:
     def handle_event(self, event: dict[str, Any]) -> None:
         """One event from the box, applied as `unoattack table` applies it. The update goes
         out as soon as the game has changed; the button's lock and the save come after it.
-        The event's line (as `unoattack watch` prints it) goes to the box console; so does
-        what the referee says of the button's lock, which the strip shows anyway."""
+        The event's line (as `unoattack watch` prints it) goes to the box console (with the
+        next update when the event changes nothing else); so does what the referee says of the
+        button's lock, which the strip shows anyway."""
         with self._lock:
             session = self.session
             before = self._fingerprint()
@@ -352,7 +354,13 @@ class TableService:
             console = [describe(event)]
             if _chatter(event):
                 console, said = console + said, []
-            self._publish_if_changed(before, cause, said, console)
+            if said or self._fingerprint() != before:
+                self._publish(said, cause, console)
+            else:
+                # News for the console only (a press before its burst): it goes with the next
+                # update, or alone once the box is quiet (`pump`), so that the burst's own
+                # updates, which every page waits for, are not queued behind it.
+                self._console_later += console
             before = self._fingerprint()
             session.settle()  # the state file, then the button's lock or aim
             self._publish_if_changed(before, {**cause, "settled": True})
@@ -457,6 +465,7 @@ class TableService:
                     self.handle_event(event)
                     if stop.is_set():
                         break
+                self.flush_console()  # the box is quiet (or stopping)
                 box.raise_if_gone()  # a box that can never come back: say so, once
         except Exception as exc:  # the reader must never die silently
             with self._lock:
@@ -503,6 +512,12 @@ class TableService:
                 self.box_op("settings")
         return now
 
+    def flush_console(self) -> None:
+        """Publish the box console's lines that wait for an update (`handle_event`), if any."""
+        with self._lock:
+            if self._console_later:
+                self._publish([], {"console": True})
+
     def announce(self, messages: list[str], cause: dict[str, Any]) -> None:
         """Publish the current state with `messages` (the server's start, a worker's end)."""
         with self._lock:
@@ -534,10 +549,12 @@ class TableService:
         and the box panel, and the seats phones have claimed."""
         self.version += 1
         self._changed.notify_all()
+        console = self._console_later + list(console or ())
+        self._console_later = []
         if self.publish is not None:
             update = {
                 "messages": list(messages),
-                "console": list(console or ()),
+                "console": console,
                 "view": self.session.view(),
                 "box": self.panel.snapshot(),
                 "claims": list(self.claims),

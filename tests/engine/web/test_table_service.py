@@ -13,6 +13,7 @@ from engine.table import load_state
 from engine.web.table_service import MAX_LINE, TableService, check_line, game_args, open_table
 from i18n import language, say_in
 from tests.engine.web.conftest import table_service
+from wire.text import describe
 
 
 def service_for(tmp_path: Path, players: str = "Ann,Bob,Cat", deck: str = "attack") -> Any:
@@ -242,3 +243,36 @@ def test_a_watching_table_starts_no_new_game(tmp_path: Path) -> None:
     service = service_for(tmp_path)
     service.watch_only = "the bots are playing: watch only"
     assert service.new_game().error == "the bots are playing: watch only"
+
+
+def test_a_console_line_alone_waits_for_the_next_update_or_a_quiet_box(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    service.act("R5")
+    service.act("RH2")  # Cat must hit
+    published = len(service.updates)
+    press = {"kind": "press", "stream": "s1", "seq": 6, "press_id": 3, "source": "button"}
+    service.handle_event(press)
+    assert len(service.updates) == published  # nothing but its console line: not yet
+    fire = {
+        "kind": "fire",
+        "stream": "s1",
+        "seq": 7,
+        "press_id": 3,
+        "source": "button",
+        "planned": 1,
+        "ejected": 1,
+        "reason": "fired",
+        "dry_streak": 0,
+        "hopper": 40,
+    }
+    service.handle_event(fire)
+    first = service.updates[published]
+    assert first["cause"] == {"event": 7, "kind": "fire"}
+    assert [str(line) for line in first["console"]] == [describe(press), describe(fire)]
+    service.handle_event({**press, "seq": 8, "press_id": 4})
+    published = len(service.updates)
+    service.flush_console()  # the box is quiet: the line goes alone
+    (alone,) = service.updates[published:]
+    assert alone["cause"] == {"console": True} and len(alone["console"]) == 1
+    service.flush_console()
+    assert len(service.updates) == published + 1  # nothing more to say
