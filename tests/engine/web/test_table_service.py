@@ -276,3 +276,33 @@ def test_a_console_line_alone_waits_for_the_next_update_or_a_quiet_box(tmp_path:
     assert alone["cause"] == {"console": True} and len(alone["console"]) == 1
     service.flush_console()
     assert len(service.updates) == published + 1  # nothing more to say
+
+
+class Button:
+    """The box's button as the session drives it (lock, unlock, aim), each call recorded."""
+
+    def __init__(self) -> None:
+        self.box: dict[str, Any] = {"stream": "s1", "seq": 4}
+        self.calls: list[str] = []
+
+    def lock(self) -> None:
+        self.calls.append("lock")
+
+    def unlock(self) -> None:
+        self.calls.append("unlock")
+
+    def aim(self, seat: int) -> None:
+        self.calls.append(f"aim {seat}")
+
+
+def test_a_new_game_locks_the_button_a_player_owed_hits_on(tmp_path: Path) -> None:
+    button = Button()
+    service = table_service(tmp_path / "table.json", box=button)
+    service.act("R5")
+    service.act("RH2")  # Cat owes two hits: the button is live for her
+    assert button.calls[-2:] == ["aim 2", "unlock"]
+    last_event = dict(service.session.last_event)
+    assert service.new_game().ok
+    assert button.calls[-1] == "lock" and service.view()["button"]["locked"] is True
+    # the box's events of the last game stay applied: a replay of one is not news
+    assert service.session.last_event == last_event
