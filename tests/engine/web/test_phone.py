@@ -2,7 +2,8 @@
 tap and the box's result arrive inside the viewport; the game at a glance stays in view while
 the cards are scrolled; `?lang=` gives that language's page; the log has no line twice, after
 opening or reconnecting; a claimed seat is highlighted and buzzes on its turn; dark mode; and
-the box dashboard's test fire reaches the mock box, its switches survive the box's restart;
+the box dashboard's test fire reaches the mock box, its switches survive the box's restart, it
+warns when the hopper runs low;
 New game keeps the last game in the history file and every page shows the new one.
 
 One browser for the module (the session's), one `--port none` server shared by the tests
@@ -298,6 +299,12 @@ def test_answers_in_view_and_the_box_dashboard(
     expect(page.locator("#reply")).to_have_text("box: status done")
     stored = json.loads(Path(f"{box.journal}.settings.json").read_text())
     assert stored["personality"]["sound.enabled"] is False
+    # Few cards left in the hopper (fewer than one burst may take): the dashboard warns.
+    expect(page.locator("#hopper-low")).to_be_hidden()
+    with api(served) as other:
+        assert other.post("/api/act", json={"line": "load 5"}).json()["ok"]
+    page.wait_for_function("unoattack.box.hopper === 5")
+    expect(page.locator("#hopper-low")).to_have_text("Only 5 cards left: load the launcher soon")
     assert page.errors == []
     page.context.close()
 
