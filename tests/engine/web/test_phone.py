@@ -3,8 +3,8 @@ tap and the box's result arrive inside the viewport; the game at a glance stays 
 the cards are scrolled; `?lang=` gives that language's page; the log has no line twice, after
 opening or reconnecting; a claimed seat is highlighted and buzzes on its turn; dark mode; and
 the box dashboard's test fire reaches the mock box, its switches survive the box's restart, it
-warns when the hopper runs low;
-New game keeps the last game in the history file and every page shows the new one.
+warns when the hopper runs low; New game keeps the last game in the history file and every page
+shows the new one.
 
 One browser for the module (the session's), one `--port none` server shared by the tests
 that do not need a box."""
