@@ -11,10 +11,8 @@ import argparse
 import contextlib
 import functools
 import importlib
-import importlib.metadata
 import math
 import os
-import platform
 import select
 import signal
 import stat
@@ -164,6 +162,8 @@ class _Version(argparse.Action):
 
 def version_text(prog: str) -> str:
     """`launcher 0.1.0 (Python 3.11.2)`: both programs ship in one distribution."""
+    import platform  # (here: only --version reads it)
+
     return f"{prog} {package_version()} (Python {platform.python_version()})"
 
 
@@ -171,6 +171,10 @@ def version_text(prog: str) -> str:
 def package_version() -> str:
     """The installed version of the distribution (`0.1.0`), looked up once; `(not
     installed)` when run from a checkout without installing. The box's `status` reports it."""
+    # Imported here: the metadata machinery (email, zipfile, csv) is a fifth of what a command
+    # such as `unoattack deck` imports, and only --version and the box's status read it.
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
