@@ -61,6 +61,7 @@ class BoxPort(Protocol):
     def clear(self) -> dict[str, Any]: ...
     def status(self) -> dict[str, Any]: ...
     def command(self, op: str, /, **args: Any) -> dict[str, Any]: ...  # the page's box panel
+    def raise_if_gone(self) -> None: ...  # BoxError once the box can never come back
 
 
 # What `--port` may take besides a port (`--help` says what each means).

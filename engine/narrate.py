@@ -362,6 +362,10 @@ class Narrator:
     def unowed(self, o: Unowed) -> list[str]:
         if o.why == "no_hitter":
             said = _("box fired {cards} but nobody owed a hit: put them back into the launcher")
+        elif o.why == "test_fire":
+            said = _(
+                "box fired {cards} by a dispense, not a press: put them back into the launcher"
+            )
         elif o.why == "not_ours":
             said = _("box fired {cards} that nobody was owed: put them back into the launcher")
         else:

@@ -502,7 +502,8 @@ class PressRefused(Outcome):
 class Unowed(Outcome):
     """The box fired `cards` that nobody was owed: they go back into the launcher. `why`:
     ``no_hitter`` (nobody owed a hit), ``not_ours`` (not the dispense the referee sent),
-    ``moved_on`` (the dispense's cards are no longer owed)."""
+    ``moved_on`` (the dispense's cards are no longer owed), ``test_fire`` (UNO Attack: a dispense
+    is someone's test fire, never a hit)."""
 
     cards: int
     why: str

@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from common.commandline import package_version
 from common.errors import CommandError, JournalError, LauncherError
 from firmware.aiming import Aiming
 from firmware.attenuation import Attenuation
@@ -540,6 +541,7 @@ class Daemon:
             result.update(feature.status())
         result["uptime_ms"] = (self.clock() - self._boot_ns) // _MS
         result["ejector"] = self.config.ejector.kind
+        result["version"] = package_version()  # the firmware's (the distribution's) version
         return result
 
     # ------------------------------------------------------------------ events

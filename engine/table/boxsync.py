@@ -286,6 +286,12 @@ class BoxSync:
         ref = self.table.ref
         if ref.classic:
             return self._on_dispensed(event, ejected)
+        if event.get("source") == "dispense":
+            # UNO Attack dispenses nothing: a dispense is someone's test fire (the web page's
+            # dashboard, `launcher send`), never a press of the player who owes a hit.
+            if ejected:
+                self.table.tell(Unowed(ejected, "test_fire"))
+            return bool(ejected)
         if refused(event):
             self.table.tell(PressRefused(event.get("press_id"), event.get("reason")))
             return True

@@ -51,7 +51,7 @@ from engine.table.state_file import (
 )
 from i18n import _, message_of
 
-__all__ = ["HISTORY_LIMIT", "Reply", "TableSession", "build_session"]
+__all__ = ["HISTORY_LIMIT", "Reply", "TableSession", "build_session", "next_game"]
 
 HISTORY_LIMIT = 30  # undo steps kept in the state file
 
@@ -510,3 +510,25 @@ def build_session(
         last_event=last_event,
         state_label=state_label,
     )
+
+
+def next_game(old: TableSession, out: TextIO) -> TableSession:
+    """A new game at `old`'s table (the web page's New game): the same players, deck, mode,
+    target and rule options, the same box and state file, saved (StateNotSaved when it cannot
+    be: then `old` goes on) and the button in step with it. The box's events of the last game
+    stay applied: a replay of one is not news."""
+    ref = old.ref
+    fresh = Referee(
+        ref.players, deck=ref.deck_name, mode=ref.mode, target=ref.target, options=dict(ref.options)
+    )
+    session = TableSession(
+        fresh,
+        box=old.box,
+        state_path=old.state_path,
+        out=out,
+        last_event=old.boxsync.last_event,
+        state_label=old.store.label,
+    )
+    session.save(force=True)  # the file first: the button waits for the new game
+    session.boxsync.sync()
+    return session
