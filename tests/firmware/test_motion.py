@@ -65,8 +65,11 @@ def test_a_dry_press_can_fake_a_start_and_fire_nothing(make_box) -> None:
     assert len(whirs) == 1 and (whirs[0][1] - whirs[0][0]) // _MS >= 80
     assert _runs(box.plant.output_log, "ejector_forward") == []
     assert box.plant.hopper == hopper  # nothing left the box
+    # the fire is told before the machine leaves spinup: wait for the end of the burst (a busy
+    # machine, or an emulated Pi, gets there late)
+    box.wait_state("idle")
     states = [e["to"] for e in box.daemon.events if e["kind"] == "state"]
-    assert states[-3:] == ["spinup", "cooldown", "idle"] or box.daemon.state == "cooldown"
+    assert states[-3:] == ["spinup", "cooldown", "idle"]  # never ejecting
     assert box.daemon.call(lambda: box.daemon.presses.jam.dry_streak) == 1
 
 
