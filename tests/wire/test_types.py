@@ -13,6 +13,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
 
@@ -24,6 +26,7 @@ def test_the_checked_paths_exist_and_hold_the_shared_packages() -> None:
     assert {"wire", "i18n", "firmware"} <= set(files)
 
 
+@pytest.mark.slow  # minutes without its cache (a fresh clone; an emulated Pi): run first
 def test_mypy_is_clean_on_the_checked_paths() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-error-summary", "--no-color-output"],
