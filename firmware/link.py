@@ -517,9 +517,16 @@ class Link:
         op: str = message["op"]
         args = protocol.command_args(message)
         key = protocol.command_key(op, args)
-        found = self._journal.lookup(cmd_id)
+        # Running first, stored second: a command leaves `_pending` only after its reply is
+        # stored (`_finish`), so a copy read while the first finishes is seen by one check or
+        # the other. Looked up first, the first copy could finish between the two checks and
+        # the copy would run again (seen under load as one press id that nobody was told).
+        # Only this reader thread adds ids, so none can start between the checks.
         with self._lock:
-            duplicate = found is not None or cmd_id in self._pending
+            running = cmd_id in self._pending
+        found = None if running else self._journal.lookup(cmd_id)
+        with self._lock:
+            duplicate = running or found is not None
             if duplicate:
                 self._counters["dup_cmds"] += 1
             else:
@@ -637,7 +644,7 @@ class Link:
                 log.error("storing the reply to %s failed: %s", cmd_id, exc)
             except Exception:
                 log.exception("storing the reply to %s failed", cmd_id)
-        with self._lock:
+        with self._lock:  # only now, with the reply stored: `_on_cmd` relies on this order
             self._pending.discard(cmd_id)
         self._queue(cmd_id, reply)
 
