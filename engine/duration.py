@@ -20,8 +20,10 @@ put there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from firmware.config import HostConfig
+if TYPE_CHECKING:  # the box's config reader is the caller's to import (`sweep` does)
+    from firmware.config import HostConfig
 
 # Defaults for the players' part of the estimate (seconds); a sweep may set its own.
 TURN_SECONDS = 4.0

@@ -916,6 +916,17 @@ class TableSession:
         self._check_strays(event, ejected)
         if self.ref.classic:
             return self._on_dispensed(event, ejected)
+        if event.get("source") == "dispense":
+            # UNO Attack dispenses nothing: a dispense is someone's test fire (the web page's
+            # dashboard, `launcher send`), never a press of the player who owes a hit.
+            if ejected:
+                self.say(
+                    _(
+                        "box fired {cards} by a dispense, not a press: put them back into the "
+                        "launcher"
+                    ).format(cards=plural(ejected, "card"))
+                )
+            return bool(ejected)
         hitter = self.ref.hitter()
         if refused(event):
             self.say(

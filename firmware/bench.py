@@ -29,16 +29,18 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import i18n
 from firmware.commandline import CtrlC, check_outputs, whole_number, whole_number_from
-from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
 from firmware.jam import MAX_SEED
 from firmware.pins import pins_label
 from i18n import N_, _, ngettext, number, percent
 from i18n.layout import columns, rjust
+
+if TYPE_CHECKING:
+    from firmware.daemon import Daemon
 
 MODES = ("fire", "dispense")
 DEFAULT_PRESSES = 20
@@ -572,6 +574,8 @@ def run_bench(
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     if presses is None and cards is None:
         presses = DEFAULT_PRESSES
+    from firmware.daemon import Daemon  # here: `launcher --help` builds this parser too
+
     burst = min(burst, config.limits.max_burst)
     recorder = Recorder()
     daemon = Daemon(config, factory=factory, plant=plant, config_path=config_path)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
-import importlib.metadata
 import math
 import os
-import platform
 import select
 import signal
 import stat
@@ -163,11 +162,23 @@ class _Version(argparse.Action):
 
 def version_text(prog: str) -> str:
     """`launcher 0.1.0 (Python 3.11.2)`: both programs ship in one distribution."""
+    import platform  # (here: only --version reads it)
+
+    return f"{prog} {package_version()} (Python {platform.python_version()})"
+
+
+@functools.cache
+def package_version() -> str:
+    """The installed version of the distribution (`0.1.0`), looked up once; `(not
+    installed)` when run from a checkout without installing. The box's `status` reports it."""
+    # Imported here: the metadata machinery (email, zipfile, csv) is a fifth of what a command
+    # such as `unoattack deck` imports, and only --version and the box's status read it.
+    import importlib.metadata
+
     try:
-        version = importlib.metadata.version(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
-        version = "(not installed)"
-    return f"{prog} {version} (Python {platform.python_version()})"
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def build_parser(

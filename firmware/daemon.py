@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from firmware.aiming import Aiming
 from firmware.attenuation import Attenuation
+from firmware.commandline import package_version
 from firmware.devices import Devices
 from firmware.door import Door
 from firmware.drivers import driver_for
@@ -294,8 +295,9 @@ class Daemon:
     def start(self, *, thread: bool = True) -> Daemon:
         """Build the devices, start the plant and the loop; return after the self-test.
 
-        ``thread=False`` (tests on a ``FakeClock``): no loop thread; the caller drives the loop
-        with ``daemon.loop.run_pending()`` (the boot has run when this returns)."""
+        ``thread=False`` (tests on a ``FakeClock``): no loop thread and no plant thread; the
+        caller drives the loop with ``daemon.loop.run_pending()`` and the plant with
+        ``plant.run_due()`` (the boot has run when this returns)."""
         if self._started:
             return self
         self._started = True
@@ -305,6 +307,8 @@ class Daemon:
                 self.config, factory=self.factory, post=self.loop.post, guard=self.safety,
                 clock=self.clock,
             )  # fmt: skip
+            if self.plant is not None:
+                self.plant.start(thread=False)
             self.loop.post("boot")
             self.loop.run_pending()
             return self
@@ -537,6 +541,7 @@ class Daemon:
             result.update(feature.status())
         result["uptime_ms"] = (self.clock() - self._boot_ns) // _MS
         result["ejector"] = self.config.ejector.kind
+        result["version"] = package_version()  # the firmware's (the distribution's) version
         return result
 
     # ------------------------------------------------------------------ events

@@ -100,8 +100,21 @@ class _Part:
             self.off()
         for device in reversed(self._owned):
             with contextlib.suppress(Exception):
+                _wake_hold_thread(device)
                 device.close()
         self._owned.clear()
+
+
+def _wake_hold_thread(device: Any) -> None:
+    """Let the hold thread of a gpiozero ``Button`` see its stop at once.
+
+    It looks at its stop flag only between waits of 0.1 s for a press, and ``close()`` joins it:
+    every stop of the box would wait up to 0.1 s for that poll. Setting the press event as well
+    as the stop flag ends its wait now (with the flag set, it fires no hold)."""
+    thread = getattr(device, "_hold_thread", None)
+    if thread is not None:
+        thread.stopping.set()
+        thread.holding.set()
 
 
 # -- inputs -------------------------------------------------------------------------------------

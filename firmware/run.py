@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import i18n
-from firmware.daemon import Daemon
 from firmware.errors import UsageError
 
 if TYPE_CHECKING:
+    from firmware.daemon import Daemon
     from firmware.journal import Journal
 
 log = logging.getLogger("firmware.daemon")  # the name the logs have always shown
@@ -112,8 +112,11 @@ def _input_lines() -> Iterator[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # The box's modules are imported here, not at the top: `launcher --help` builds this
+    # command's parser too, and needs none of them.
     from firmware import config as config_mod
     from firmware import notify
+    from firmware.daemon import Daemon
     from firmware.pins import claim_pins, make_factory, mock_requested, pins_label
 
     logging.basicConfig(

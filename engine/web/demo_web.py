@@ -176,7 +176,7 @@ def run(
                 service.announce([f"game over: {summary['winner_name']} wins"], {"demo": "over"})
 
             server.attach(service, workers=[play])
-            server.banner(out, "unoattack demo --web", saved=False)
+            server.banner(out, "unoattack demo --web", saved=False, joinable=False)
             waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
             screen.line(
                 f"the bots {', '.join(names)} play to {args.target} through the mock box on "

@@ -49,8 +49,17 @@ FIELDS: dict[str, dict[str, type]] = {
     "act": {"line": str},
     "box": {"op": str, "params": dict},
     "ping": {},
+    "claim": {"seat": int},  # "I am Bo": a seat number, or null to release the claim
+    "new": {},  # the referee's New game (the last game's results kept in the history file)
 }
-REQUIRED: dict[str, tuple[str, ...]] = {"act": ("line",), "box": ("op",), "ping": ()}
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "act": ("line",),
+    "box": ("op",),
+    "ping": (),
+    "claim": ("seat",),
+    "new": (),
+}
+NULLABLE = frozenset({("claim", "seat")})  # fields that may be null
 MAX_PARAMS = 16
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -195,17 +204,19 @@ def check_request(kind: object, data: dict[str, Any]) -> str | None:
         if key not in data:
             return f"`{kind}` needs `{key}`"
     for key, wanted in allowed.items():
-        if key in data and not isinstance(data[key], wanted):
-            want = {str: "a string", dict: "an object"}[wanted]
+        if key not in data or (data[key] is None and (kind, key) in NULLABLE):
+            continue
+        if not isinstance(data[key], wanted) or isinstance(data[key], bool):
+            want = {str: "a string", dict: "an object", int: "a number or null"}[wanted]
             return f"`{key}` must be {want}, not {kind_of(data[key])}"
     if kind == "box":
         op = data["op"]
         if op not in BOX_CONTROLS:
             return f"unknown box control `{shown(op)}`: allowed are {', '.join(BOX_CONTROLS)}"
         params = data.get("params")
-        if op == "model.set":
+        if op in ("model.set", "settings.set"):
             if not params:
-                return "`model.set` needs `params`: the jam-model values to change"
+                return f"`{op}` needs `params`: the values to change"
             if len(params) > MAX_PARAMS:
                 return f"`params` has {len(params)} keys: at most {MAX_PARAMS}"
         elif params is not None:

@@ -131,6 +131,17 @@ def _host_names(host: str) -> list[str]:
     return names
 
 
+def _loopback(host: str) -> bool:
+    """True for an address only this machine can reach (127.x, ::1, localhost)."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a host name: whoever can resolve it
+
+
 def _display_host(host: str) -> str:
     if host in ("0.0.0.0", "::", ""):
         outside = [a for a in _interface_addresses() if not ipaddress.ip_address(a).is_loopback]
@@ -165,6 +176,8 @@ class WebServer:
         self.port = int(self.sock.getsockname()[1])
         self.host = host
         self.url = f"http://{_display_host(host)}:{self.port}/"
+        # The address a phone on the LAN can open, or None: this machine only (loopback).
+        self.lan_url = None if _loopback(_display_host(host)) else self.url
         names = [*_host_names(host), *(h.lower() for h in allow_hosts)]
         self.allowed_hosts = tuple(dict.fromkeys(names))
         self.stop = threading.Event()
@@ -189,6 +202,7 @@ class WebServer:
             self.hub,
             self.auth,
             allowed_hosts=self.allowed_hosts,
+            lan_url=self.lan_url,
             on_startup=self._start_workers,
             on_shutdown=self._stop_workers,
         )
@@ -197,19 +211,34 @@ class WebServer:
         """Release the socket (when `run` never ran)."""
         self.sock.close()
 
-    def banner(self, out: TextIO, prog: str = "unoattack serve", *, saved: bool = True) -> None:
-        """The URL, the join code and a QR code of the URL (`saved`: the game has a state
-        file)."""
+    def banner(
+        self,
+        out: TextIO,
+        prog: str = "unoattack serve",
+        *,
+        saved: bool = True,
+        joinable: bool = True,
+    ) -> None:
+        """The URL, the join code (`joinable`: someone may join; not for `demo --web`, whose
+        page is watch-only) and a QR code of the URL when a phone can reach it (`saved`: the
+        game has a state file)."""
         print(f"{prog}: the table at {self.url}", file=out)
-        if self.host in ("127.0.0.1", "localhost", "::1"):
-            print("  (this machine only; --http 0.0.0.0:PORT lets phones on the LAN in)", file=out)
-        print(f"  join code: {self.auth.code}  (watchers need none; players enter it)", file=out)
-        try:
-            import segno
+        if self.lan_url is None:
+            print(
+                f"  (this machine only: phones cannot open it; --http 0.0.0.0:{self.port} lets "
+                "phones on the LAN in)",
+                file=out,
+            )
+        if joinable:
+            code = self.auth.code
+            print(f"  join code: {code}  (watchers need none; players enter it)", file=out)
+        if self.lan_url is not None:
+            try:
+                import segno
 
-            segno.make(self.url, error="m").terminal(out=out, compact=True, border=1)
-        except UnicodeEncodeError:
-            print("  (the QR code needs a UTF-8 terminal)", file=out)
+                segno.make(self.lan_url, error="m").terminal(out=out, compact=True, border=1)
+            except UnicodeEncodeError:
+                print("  (the QR code needs a UTF-8 terminal)", file=out)
         kept = "; the game is saved after every action" if saved else ""
         print(f"  Ctrl-C stops the server{kept}", file=out)
         out.flush()

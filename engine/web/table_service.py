@@ -27,11 +27,13 @@ from typing import Any
 
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
+from engine.game_history import append_game, game_record, history_path
 from engine.referee import Referee
 from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
 from engine.web.box_panel import BoxPanel
 from engine.words import colour_name
 from i18n import N_, _, lines_of, message_of
+from wire.text import describe, news
 
 __all__ = [
     "BOX_CONTROLS",
@@ -45,12 +47,15 @@ __all__ = [
 ]
 
 MAX_LINE = 200  # characters in one command line; the longest real one (a hand) is ~60
-# The box panel's controls, and the wire op (wire/ops.py) each one is.
+# The box panel's controls, and the wire op (wire/ops.py) each one is, with its arguments.
 BOX_CONTROLS = {
     "reset": "reset",
     "status": "status",
     "model": "model.get",
     "model.set": "model.set",
+    "fire": "dispense",  # the dashboard's test fire: `dispense 1`
+    "settings": "settings.get",
+    "settings.set": "settings.set",
 }
 # Lines that only make sense at the terminal prompt.
 TERMINAL_ONLY = {
@@ -182,7 +187,10 @@ class TableService:
         self._changed = threading.Condition(self._lock)
         self.version = 0  # bumped at every published change
         self.publish: Publisher | None = None
-        self.panel = BoxPanel(connected=self.box is not None)
+        # the dashboard warns when one burst could empty the hopper
+        self.panel = BoxPanel(connected=self.box is not None, low_cards=MAX_FIRED)
+        self.claims: list[int] = []  # the seats a phone has claimed ("I am Bo", seats.py)
+        self._console_later: list[str] = []  # box console lines not published yet
         self._status_due = threading.Event()  # the box's status has news: ask for it
         deck = load_deck(session.ref.deck_name)
         self.deck_name = deck.name
@@ -266,10 +274,69 @@ class TableService:
             self._publish(said, cause)
             return said or messages
 
+    def new_game(self) -> Outcome:
+        """The page's **New game**: the last game's results added to the history file beside
+        the state file (engine/game_history.py; a game with no round scored has none), then a
+        new game of the same players, deck, mode, target and rule options in the state file,
+        the button in step with it. Refused while a dispense is under way (its cards would
+        count for nobody), for a page that only watches, and when the history cannot be
+        written (then nothing has changed)."""
+        if self.watch_only is not None:
+            return Outcome(False, error=self.watch_only)
+        with self._lock:
+            old = self.session
+            if old.dispensing is not None:
+                return Outcome(
+                    False, error=_("a dispense is under way: a new game once the box reports it")
+                )
+            ref = old.ref
+            messages = []
+            if old.state_path is not None and ref.rounds:
+                try:
+                    kept = append_game(old.state_path, game_record(ref.summary()))
+                except OSError as exc:
+                    problem = exc.strerror or str(exc)
+                    return Outcome(
+                        False,
+                        error=_("the last game could not be kept in {file}: {problem}").format(
+                            file=history_path(old.state_path).name, problem=problem
+                        ),
+                    )
+                messages.append(_("the last game is kept in {file}").format(file=kept.name))
+            fresh = Referee(
+                ref.players,
+                deck=ref.deck_name,
+                mode=ref.mode,
+                target=ref.target,
+                options=dict(ref.options),
+            )
+            # The box's events of the last game stay applied: a replay of one is not news.
+            session = TableSession(
+                fresh,
+                box=old.box,
+                state_path=old.state_path,
+                out=self._out,  # type: ignore[arg-type]
+                last_event=old.last_event,
+            )
+            session.state_label = old.state_label
+            try:
+                session.save(force=True)  # the file first: the button waits for the new game
+            except UnoError as exc:  # the state file cannot be written: the old game goes on
+                return Outcome(False, error=message_of(exc))
+            session.sync_box()
+            self.session = session
+            messages.append(_("new game: {players}").format(players=", ".join(fresh.players)))
+            messages += self._out.take()
+            self._publish(messages, {"new_game": True})
+            return Outcome(True, messages=messages)
+
     # -- the box ----------------------------------------------------------------------------
     def handle_event(self, event: dict[str, Any]) -> None:
         """One event from the box, applied as `unoattack table` applies it. The update goes
-        out as soon as the game has changed; the button's lock and the save come after it."""
+        out as soon as the game has changed; the button's lock and the save come after it.
+        The event's line (as `unoattack watch` prints it) goes to the box console (with the
+        next update when the event changes nothing else); so does what the referee says of the
+        button's lock, which the strip shows anyway."""
         with self._lock:
             session = self.session
             before = self._fingerprint()
@@ -283,7 +350,17 @@ class TableService:
             seat = next((s for s, n in enumerate(ref.presses) if n > presses[s]), None)
             self.panel.on_event(event, None if seat is None else ref.name(seat))
             cause = {"event": event.get("seq"), "kind": event.get("kind")}
-            self._publish_if_changed(before, cause)
+            said = self._out.take()
+            console = [describe(event)]
+            if _chatter(event):
+                console, said = console + said, []
+            if said or self._fingerprint() != before:
+                self._publish(said, cause, console)
+            else:
+                # News for the console only (a press before its burst): it goes with the next
+                # update, or alone once the box is quiet (`pump`), so that the burst's own
+                # updates, which every page waits for, are not queued behind it.
+                self._console_later += console
             before = self._fingerprint()
             session.settle()  # the state file, then the button's lock or aim
             self._publish_if_changed(before, {**cause, "settled": True})
@@ -292,16 +369,18 @@ class TableService:
 
     def show_box_event(self, event: dict[str, Any], seat: str | None = None) -> None:
         """An event of a box the session does not drive (`demo --web`: the bots' launcher),
-        for the panel only; `seat` is the player a fire was for."""
+        for the panel and its console only; `seat` is the player a fire was for."""
         with self._lock:
             before = self._fingerprint()
             self.panel.on_event(event, seat)
-            self._publish_if_changed(before, {"event": event.get("seq"), "kind": event.get("kind")})
+            cause = {"event": event.get("seq"), "kind": event.get("kind")}
+            self._publish_if_changed(before, cause, console=[describe(event)])
         if _status_worth_asking(event):
             self._status_due.set()
 
-    def refresh_box(self) -> None:
-        """Ask the box for its status (hopper, dry streak, state) and show it."""
+    def refresh_box(self, since: dict[str, Any] | None = None) -> None:
+        """Ask the box for its status (hopper, dry streak, state, uptime) and show it: one
+        update if the panel is not what it was (`since`: as it was then; default: now)."""
         if self.box is None:
             return
         try:
@@ -310,30 +389,42 @@ class TableService:
             status = None
             problem = message_of(exc)
         with self._lock:
-            before = self.panel.snapshot()
+            before = since if since is not None else self.panel.snapshot()
             if status is not None:
                 self.panel.on_status(status)
                 messages = []
             else:
                 messages = [_("box: no status: {problem}").format(problem=problem)]
             if messages or self.panel.snapshot() != before:
-                self._publish(messages, {"box": "status"})
+                self._publish([], {"box": "status"}, messages)
 
-    def box_op(self, op: str, params: dict[str, Any] | None = None) -> Outcome:
+    def box_op(
+        self, op: str, params: dict[str, Any] | None = None, *, refresh: bool = True
+    ) -> Outcome:
         """A box-panel control that is not a table command (`BOX_CONTROLS`): `reset` (leave
-        a latched fault), `status`, `model` (read the jam model) or `model.set` with `params`.
-        Each is its wire op, sent through the client, which checks the arguments against the
-        op table (wire/ops.py) before anything goes out; the box checks every value against
-        its own ranges (the config's safety limits cannot be changed)."""
+        a latched fault), `status`, `model` (read the jam model), `model.set` with `params`,
+        `fire` (the test fire: `dispense 1`), `settings` (read the box's switches) and
+        `settings.set` with `params` (`{"sound.enabled": false}`). Each is its wire op, sent
+        through the client, which checks the arguments against the op table (wire/ops.py)
+        before anything goes out; the box checks every value against its own ranges and its
+        config (no limit can be changed, and a test fire is a dispense within them). Then the
+        box's status is asked for (unless not `refresh`), and one update shows it all."""
         box = self.box
         if box is None:
             return Outcome(False, error=_("no box connected (started with --port none)"))
-        if self.watch_only is not None and op not in ("status", "model"):
+        if self.watch_only is not None and op not in ("status", "model", "settings"):
             return Outcome(False, error=self.watch_only)
         wire_op = BOX_CONTROLS.get(op)
         if wire_op is None:
             return Outcome(False, error=_("unknown box control `{op}`").format(op=op))
-        args = {"params": dict(params or {})} if wire_op == "model.set" else {}
+        before = self.panel.snapshot()
+        args: dict[str, Any] = {}
+        if wire_op == "model.set":
+            args = {"params": dict(params or {})}
+        elif wire_op == "settings.set":
+            args = {"settings": dict(params or {})}
+        elif wire_op == "dispense":
+            args = {"count": 1}
         try:
             # `status`: refresh_box below asks for it
             reply = box.command(wire_op, **args) if wire_op != "status" else {}
@@ -344,13 +435,22 @@ class TableService:
             messages = [_("box reset: {state}").format(state=reply.get("state", "done"))]
         elif op in ("model", "model.set"):
             self.panel.on_model(dict(reply.get("params") or {}))
+        elif op in ("settings", "settings.set"):
+            self.panel.on_settings(reply)
         if op == "model.set":
             changed = ", ".join(f"{k} {v}" for k, v in args["params"].items())
             messages = [_("box: jam model set: {changed}").format(changed=changed)]
+        elif op == "settings.set":
+            changed = ", ".join(f"{k} {v}" for k, v in args["settings"].items())
+            messages = [_("box: settings set: {changed}").format(changed=changed)]
+        elif op == "fire":
+            messages = [_("box: test fire, press {press}").format(press=reply.get("press_id"))]
         if messages:
             with self._lock:
-                self._publish(messages, {"box": op})
-        self.refresh_box()
+                # the box's answers go to its console: they are not moves of the game
+                self._publish([], {"box": op}, messages)
+        if refresh:
+            self.refresh_box(None if messages else before)
         return Outcome(True, messages=messages)
 
     def pump(self, stop: threading.Event) -> None:
@@ -365,6 +465,8 @@ class TableService:
                     self.handle_event(event)
                     if stop.is_set():
                         break
+                self.flush_console()  # the box is quiet (or stopping)
+                box.raise_if_gone()  # a box that can never come back: say so, once
         except Exception as exc:  # the reader must never die silently
             with self._lock:
                 self.panel.lost(str(exc))
@@ -378,18 +480,43 @@ class TableService:
     def ask_status(self, stop: threading.Event) -> None:
         """Ask the box for its status whenever an event brought news (run in a thread of its
         own, so the next event never waits for that answer), and once at the start with the
-        jam model's parameters."""
+        jam model's parameters and the box's switches; and follow the link (connected or
+        reconnecting), which the dashboard shows."""
         if self.box is None:
             return
-        self.box_op("model")  # the jam model's parameters for the panel, and the status
+        # The jam model's parameters, the box's switches and its status: one update.
+        before = self.panel.snapshot()
+        self.box_op("model", refresh=False)
+        self.box_op("settings", refresh=False)
+        self.refresh_box(before)
+        linked = True
         while True:
             while not self._status_due.wait(0.2):
                 if stop.is_set():
                     return
+                linked = self._follow_link(linked)
             if stop.is_set():
                 return
             self._status_due.clear()  # asks made while this one is under way: the next one
             self.refresh_box()
+
+    def _follow_link(self, was: bool) -> bool:
+        """Publish a change of the link to the box (the client reopens a port that went away
+        by itself); the link's state now. Back again: the box's status and switches anew."""
+        now = bool(getattr(self.box, "connected", True))
+        if now != was and self.panel.snapshot()["link"] != "lost":
+            with self._lock:
+                self.panel.on_link("connected" if now else "reconnecting")
+                self._publish([], {"box": "link"})
+            if now:
+                self.box_op("settings")
+        return now
+
+    def flush_console(self) -> None:
+        """Publish the box console's lines that wait for an update (`handle_event`), if any."""
+        with self._lock:
+            if self._console_later:
+                self._publish([], {"console": True})
 
     def announce(self, messages: list[str], cause: dict[str, Any]) -> None:
         """Publish the current state with `messages` (the server's start, a worker's end)."""
@@ -400,23 +527,53 @@ class TableService:
     def _fingerprint(self) -> tuple[Any, ...]:
         return self.session.view(), self.panel.snapshot()
 
-    def _publish_if_changed(self, before: tuple[Any, ...], cause: dict[str, Any]) -> None:
-        messages = self._out.take()
-        if messages or self._fingerprint() != before:
-            self._publish(messages, cause)
+    def _publish_if_changed(
+        self,
+        before: tuple[Any, ...],
+        cause: dict[str, Any],
+        messages: list[str] | None = None,
+        console: list[str] | None = None,
+    ) -> None:
+        """Publish when anything was said or changed; `messages` (default: what the session
+        said since) go to the table's log, `console` to the box's."""
+        if messages is None:
+            messages = self._out.take()
+        if messages or console or self._fingerprint() != before:
+            self._publish(messages, cause, console)
 
-    def _publish(self, messages: list[str], cause: dict[str, Any]) -> None:
-        """Hand one update to the server (lock held: updates go out in the order of changes)."""
+    def _publish(
+        self, messages: list[str], cause: dict[str, Any], console: list[str] | None = None
+    ) -> None:
+        """Hand one update to the server (lock held: updates go out in the order of changes):
+        the table log's new lines (`messages`), the box console's (`console`), the whole state
+        and the box panel, and the seats phones have claimed."""
         self.version += 1
         self._changed.notify_all()
+        console = self._console_later + list(console or ())
+        self._console_later = []
         if self.publish is not None:
             update = {
                 "messages": list(messages),
+                "console": console,
                 "view": self.session.view(),
                 "box": self.panel.snapshot(),
+                "claims": list(self.claims),
                 "cause": cause,
             }
             self.publish(update)
+
+    def set_claims(self, seats: list[int]) -> None:
+        """The seats phones claim now ("I am Bo"): published to every page when they change."""
+        with self._lock:
+            if seats != self.claims:
+                self.claims = list(seats)
+                self._publish([], {"claims": True})
+
+
+def _chatter(event: dict[str, Any]) -> bool:
+    """A box event whose words belong in the box's console, not the table's log: a state
+    change that is not a latch (the button locked or live again: the strip shows that)."""
+    return event.get("kind") == "state" and news(event) is None
 
 
 def _status_worth_asking(event: dict[str, Any]) -> bool:

@@ -183,7 +183,7 @@ class Served:
         deadline = time.monotonic() + START_TIMEOUT
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        while not (self.url and self.code) or "Ctrl-C" not in self.output:
+        while not self.url or "Ctrl-C" not in self.output:  # (demo --web prints no code)
             left = deadline - time.monotonic()
             if left <= 0 or self.proc.poll() is not None:
                 self.stop()

@@ -13,10 +13,14 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 import i18n
+from engine.referee import PHASES
+from engine.scoring import SCORING_MODES
 from engine.web.app import MAX_BODY, MAX_FRAME, STATIC, create_app
 from engine.web.auth import COOKIE, Auth
+from engine.web.box_panel import SWITCHES
 from engine.web.hub import Hub
-from engine.web.table_service import TERMINAL_ONLY
+from engine.web.table_service import ANSWER_GROUPS, TERMINAL_ONLY
+from engine.web.words import PAGE_WORDS
 from engine.web.words import script as page_text
 from i18n import language
 from tests.engine.web.conftest import table_service
@@ -105,11 +109,28 @@ def test_the_pages_words_are_all_in_text_js() -> None:
     script = (STATIC / "app.js").read_text()
     used = set(re.findall(r'data-(?:text|title|label)="(\w+)"', html))
     used |= set(re.findall(r"\bT\.(\w+)", script))
-    used |= {f"group_{g}" for g in ("colour", "player", "number", "answer")}  # T[`group_${g}`]
+    # Keys the page makes from a value (T[`phase_${v.phase}`]): one for each value it can meet.
+    families = {
+        "group": set(ANSWER_GROUPS.values()),
+        "phase": set(PHASES),
+        "mode": set(SCORING_MODES),
+        "theme": {"auto", "dark", "light"},
+        "link": {"connected", "reconnecting", "lost"},
+        "switch": {key.split(".")[0] for key in SWITCHES},
+    }
+    assert set(re.findall(r"T\[`(\w+)_\$\{", script)) == set(families)
+    used |= {f"{family}_{value}" for family, values in families.items() for value in values}
     assert used - defined == set(), "used but not in text.js"
     assert defined - used == set(), "in text.js but never used"
     # Outside text.js, the page's elements hold no words of their own.
     assert not re.search(r">[^<>{}]*[A-Za-z]{3,}[^<>{}]*</(?!script|style|title)", html)
+
+
+def test_the_box_state_has_a_word_for_every_state_of_the_box() -> None:
+    from firmware.machine import STATES
+
+    states = {k.removeprefix("state_") for k in PAGE_WORDS["box_state"].messages}
+    assert states == set(STATES)
 
 
 def test_state_is_the_newest_update(table: Any) -> None:

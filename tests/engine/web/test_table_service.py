@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +10,10 @@ import pytest
 
 from engine.cards import load_deck
 from engine.table import load_state
-from engine.web.table_service import MAX_LINE, check_line
+from engine.web.table_service import MAX_LINE, TableService, check_line, game_args, open_table
+from i18n import language, say_in
 from tests.engine.web.conftest import table_service
+from wire.text import describe
 
 
 def service_for(tmp_path: Path, players: str = "Ann,Bob,Cat", deck: str = "attack") -> Any:
@@ -168,3 +171,138 @@ def test_answers_are_the_referees_and_asking_changes_nothing(tmp_path: Path) -> 
     assert out.ask == "how many more red cards went down with RDA"
     assert out.choices == {"number": [str(n) for n in range(7)]}  # Bob holds 7, RDA one
     assert service.view() == before and len(service.updates) == published
+
+
+def score_a_round(service: Any) -> None:
+    """Round 1 of Ann and Bob: Bob goes out on R7, Ann is left with 96 points."""
+    for line in ("R5", "hand Bob 1", "R7", "R9 B9 G9 Y9 RS BS GS"):
+        assert service.act(line).ok, line
+
+
+def test_a_new_game_keeps_the_last_ones_results_in_the_history_file(tmp_path: Path) -> None:
+    state = tmp_path / "table.json"
+    service = table_service(state, players="Ann,Bob")
+    score_a_round(service)
+    out = service.new_game()
+    assert out.ok
+    assert out.messages == ["the last game is kept in table.games.jsonl", "new game: Ann, Bob"]
+    thai = language("th").gettext  # and each page reads them in its own language
+    assert (
+        say_in(language("th"), out.to_dict())["messages"]
+        == [
+            thai("the last game is kept in {file}").format(file="table.games.jsonl"),
+            thai("new game: {players}").format(players="Ann, Bob"),
+        ]
+        != out.messages
+    )
+    (line,) = (tmp_path / "table.games.jsonl").read_text().splitlines()
+    kept = json.loads(line)
+    assert kept["players"] == ["Ann", "Bob"] and kept["scores"] == [0, 96]
+    assert [r["winner"] for r in kept["rounds"]] == [1] and kept["winners"] == []
+    view = service.view()
+    assert (view["phase"], view["round"], view["scores"], view["rounds"]) == ("deal", 1, [0, 0], [])
+    assert view["undo"] == 0  # the last game's steps are not this one's
+    saved = load_state(state).referee
+    assert saved.to_dict() == service.session.ref.to_dict() and saved.round_no == 1
+    update = service.updates[-1]
+    assert update["cause"] == {"new_game": True} and update["messages"] == out.messages
+    assert update["view"] == view
+    assert service.act("G3").ok  # and it plays
+    # A game with no round scored leaves nothing to keep.
+    assert service.new_game().messages == ["new game: Ann, Bob"]
+    assert len((tmp_path / "table.games.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_new_game_keeps_the_rules_of_the_last(tmp_path: Path) -> None:
+    args = game_args(players="Ann,Bob,Cat,Dan", state=tmp_path / "t.json", mode="teams")
+    args.option = ["stacking=true"]
+    args.target = 200
+    service = TableService(open_table(args))
+    service.act("R5")
+    assert service.new_game().ok
+    ref = service.session.ref
+    assert (ref.mode, ref.target, ref.options) == ("teams", 200, {"stacking": True})
+
+
+def test_a_new_game_is_refused_when_the_history_cannot_be_written(tmp_path: Path) -> None:
+    service = service_for(tmp_path, players="Ann,Bob")
+    score_a_round(service)
+    (tmp_path / "table.games.jsonl").mkdir()  # not a file: nothing can be appended
+    before = service.view()
+    published = len(service.updates)
+    out = service.new_game()
+    assert not out.ok
+    assert out.error and out.error.startswith(
+        "the last game could not be kept in table.games.jsonl"
+    )
+    assert service.view() == before and len(service.updates) == published
+    assert load_state(tmp_path / "table.json").referee.rounds == before["rounds"]
+
+
+def test_a_watching_table_starts_no_new_game(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    service.watch_only = "the bots are playing: watch only"
+    assert service.new_game().error == "the bots are playing: watch only"
+
+
+def test_a_console_line_alone_waits_for_the_next_update_or_a_quiet_box(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    service.act("R5")
+    service.act("RH2")  # Cat must hit
+    published = len(service.updates)
+    press = {"kind": "press", "stream": "s1", "seq": 6, "press_id": 3, "source": "button"}
+    service.handle_event(press)
+    assert len(service.updates) == published  # nothing but its console line: not yet
+    fire = {
+        "kind": "fire",
+        "stream": "s1",
+        "seq": 7,
+        "press_id": 3,
+        "source": "button",
+        "planned": 1,
+        "ejected": 1,
+        "reason": "fired",
+        "dry_streak": 0,
+        "hopper": 40,
+    }
+    service.handle_event(fire)
+    first = service.updates[published]
+    assert first["cause"] == {"event": 7, "kind": "fire"}
+    assert [str(line) for line in first["console"]] == [describe(press), describe(fire)]
+    service.handle_event({**press, "seq": 8, "press_id": 4})
+    published = len(service.updates)
+    service.flush_console()  # the box is quiet: the line goes alone
+    (alone,) = service.updates[published:]
+    assert alone["cause"] == {"console": True} and len(alone["console"]) == 1
+    service.flush_console()
+    assert len(service.updates) == published + 1  # nothing more to say
+
+
+class Button:
+    """The box's button as the session drives it (lock, unlock, aim), each call recorded."""
+
+    def __init__(self) -> None:
+        self.box: dict[str, Any] = {"stream": "s1", "seq": 4}
+        self.calls: list[str] = []
+
+    def lock(self) -> None:
+        self.calls.append("lock")
+
+    def unlock(self) -> None:
+        self.calls.append("unlock")
+
+    def aim(self, seat: int) -> None:
+        self.calls.append(f"aim {seat}")
+
+
+def test_a_new_game_locks_the_button_a_player_owed_hits_on(tmp_path: Path) -> None:
+    button = Button()
+    service = table_service(tmp_path / "table.json", box=button)
+    service.act("R5")
+    service.act("RH2")  # Cat owes two hits: the button is live for her
+    assert button.calls[-2:] == ["aim 2", "unlock"]
+    last_event = dict(service.session.last_event)
+    assert service.new_game().ok
+    assert button.calls[-1] == "lock" and service.view()["button"]["locked"] is True
+    # the box's events of the last game stay applied: a replay of one is not news
+    assert service.session.last_event == last_event
