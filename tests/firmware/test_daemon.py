@@ -66,16 +66,22 @@ def test_dry_presses_fire_nothing_and_blink_faster_until_it_fires(make_box):
     assert box.plant.ejected_total == 2
 
 
-def test_presses_while_ejecting_are_queued_and_served_in_order(make_box):
+def test_presses_during_a_burst_are_queued_and_served_in_order(make_box, pins):
     box = make_box({"jam.count": 2})
-    box.daemon.press()
-    box.daemon.wait_for(lambda e: e["kind"] == "state" and e["to"] == "ejecting")
-    for _ in range(3):
-        box.daemon.press()
+    # All four reach the loop together: the first starts a burst and the others come while it
+    # runs, however slow the machine (a test thread that waited for "ejecting" could miss it: a
+    # late loop counts the burst's cards before its soft start is done).
+    box.daemon.call(lambda: [box.daemon.press() for _ in range(4)])
     fires = box.wait_fires(4)
     assert [f["press_id"] for f in fires] == sorted(f["press_id"] for f in fires)
-    assert all(f["reason"] == "fired" and f["ejected"] == 2 for f in fires)
-    assert box.plant.ejected_total == 8
+    assert [f["reason"] for f in fires] == ["fired"] * 4
+    assert all(f["planned"] == 2 and f["ejected"] == 2 + f["extra"] for f in fires)
+    if pins == "mock":
+        # The feed cutoff runs in the plant's own step on mock pins: not one card more. On lgpio
+        # it runs on the alert thread, which a busy machine may run after the roller fed one
+        # more; the fire counts it (test_lgpio: a feed cutoff run late).
+        assert [f["ejected"] for f in fires] == [2] * 4
+        assert box.plant.ejected_total == 8
     assert_one_fire_per_press(box)
 
 
