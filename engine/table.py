@@ -70,6 +70,10 @@ HISTORY_LIMIT = 30  # undo steps kept in the state file
 MAX_FIRED = JamParams.max_burst
 # A press sent from the keyboard waits this long for the box's fire event before the next line.
 FIRE_WAIT_S = 30.0
+# The longest the run loop waits for a line or an event in one go. Never an endless wait: a
+# SIGINT another thread took (a reader's), or one that came just before the wait began, only
+# flags Python's handler, and the main thread runs it when its wait ends.
+SIGNAL_CHECK_S = 0.25
 
 
 def refused(event: dict[str, Any]) -> bool:
@@ -1279,7 +1283,9 @@ class TableSession:
                             kind, item = deferred.popleft()
                         else:
                             try:
-                                kind, item = items.get(timeout=0.5 if waiting is not None else None)
+                                kind, item = items.get(
+                                    timeout=0.5 if waiting is not None else SIGNAL_CHECK_S
+                                )
                             except queue.Empty:
                                 if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
                                     self.say(
