@@ -6,7 +6,7 @@ import pytest
 
 from firmware.journal import MemoryJournal
 from tests.conftest import PIN_FACTORIES
-from tests.firmware.conftest import QUICK_JAM, assert_one_fire_per_press
+from tests.firmware.conftest import NO_RAMP, QUICK_JAM, assert_one_fire_per_press
 from tests.wait import wait_until
 from wire import protocol
 
@@ -34,7 +34,7 @@ def test_press_fires_the_planned_cards(make_box):
 
 
 def test_press_event_comes_before_its_fire_and_state_goes_through_the_burst(make_box):
-    box = make_box()
+    box = make_box(NO_RAMP)
     box.daemon.press()
     box.wait_fires(1)
     box.wait_state("idle")
@@ -344,7 +344,7 @@ def test_solenoid_box_fires_one_card_per_pulse(make_box):
 
 
 def test_stop_answers_queued_presses_with_stopping(make_box):
-    box = make_box({"jam.count": 12, "plant.feed_interval_ms": 40, "plant.beam_ms": 4})
+    box = make_box({"jam.count": 12, "plant.feed_interval_ms": 40, "plant.beam_ms": 4, **NO_RAMP})
     box.daemon.press()
     box.daemon.wait_for(lambda e: e["kind"] == "state" and e["to"] == "ejecting")
     box.daemon.press()
@@ -388,7 +388,7 @@ def test_after_a_crash_the_burst_and_the_presses_queued_behind_it_get_one_fire_e
     from firmware.plant import Plant
 
     journal = MemoryJournal()
-    slow = {"jam.count": 10, "plant.feed_interval_ms": 40, "plant.beam_ms": 4}
+    slow = {"jam.count": 10, "plant.feed_interval_ms": 40, "plant.beam_ms": 4, **NO_RAMP}
     box = make_box(slow, journal=journal)
     box.daemon.press()
     box.daemon.wait_for(lambda e: e["kind"] == "state" and e["to"] == "ejecting")
