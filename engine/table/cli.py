@@ -34,6 +34,10 @@ __all__ = ["FIRE_WAIT_S", "add_game_arguments", "options_of", "register", "run",
 
 # A press sent from the keyboard waits this long for the box's fire event before the next line.
 FIRE_WAIT_S = 30.0
+# The longest the run loop waits for a line or an event in one go. Never an endless wait: a
+# SIGINT another thread took (a reader's), or one that came just before the wait began, only
+# flags Python's handler, and the main thread runs it when its wait ends.
+SIGNAL_CHECK_S = 0.25
 
 
 def register(subparsers: Any) -> None:
@@ -194,7 +198,9 @@ def run(session: TableSession, lines: TextIO | Console) -> int:
                         kind, item = deferred.popleft()
                     else:
                         try:
-                            kind, item = items.get(timeout=0.5 if waiting is not None else None)
+                            kind, item = items.get(
+                                timeout=0.5 if waiting is not None else SIGNAL_CHECK_S
+                            )
                         except queue.Empty:
                             if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
                                 session.tell(PressUnreported())

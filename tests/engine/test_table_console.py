@@ -174,3 +174,77 @@ def test_ctrl_c_at_the_prompt_saves_and_exits_130_however_many(
     assert "Traceback" not in done.terminal
     assert f"game saved in {state}" in done.terminal
     assert load_state(state).referee.players == ["Ann", "Bob"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads thread states in /proc")
+def test_ctrl_c_taken_by_a_reader_thread_still_ends_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any thread of the process may take the SIGINT a terminal sends, and Python's handler runs
+    only in the main thread: a reader thread that takes it just flags the handler. The run loop
+    must still end (130, the game saved), not wait on its queue until a line comes. Here the
+    signal goes to the stdin reader once the loop sleeps waiting for the first line."""
+    import io
+    import queue
+    import signal
+    import threading
+    from types import SimpleNamespace
+    from typing import Any
+
+    from engine.table import cli as table
+    from engine.table.console import Console
+    from engine.table.referee import Referee
+    from engine.table.session import TableSession
+    from tests.wait import WAIT, wait_until
+
+    queues: list[queue.Queue[Any]] = []
+    getting = threading.Event()
+
+    class Items(queue.Queue[Any]):  # the loop's queue, watched
+        def __init__(self) -> None:
+            super().__init__()
+            queues.append(self)
+
+        def get(self, block: bool = True, timeout: float | None = None) -> Any:
+            getting.set()
+            return super().get(block, timeout)
+
+    monkeypatch.setattr(table, "queue", SimpleNamespace(Queue=Items, Empty=queue.Empty))
+    main = threading.main_thread().native_id
+
+    def main_sleeps_in_the_wait() -> bool:
+        state = Path(f"/proc/self/task/{main}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state == "S" and bool(queues[0].not_empty._waiters)  # type: ignore[attr-defined]
+
+    ended, rescued = threading.Event(), threading.Event()
+
+    def ctrl_c_to_the_reader() -> None:
+        getting.wait(WAIT)
+        wait_until(main_sleeps_in_the_wait, what="the loop waiting for a line")
+        reader = next(t for t in threading.enumerate() if t.name == "table-stdin")
+        assert reader.ident is not None
+        signal.pthread_kill(reader.ident, signal.SIGINT)
+        if not ended.wait(WAIT):  # a safety net: the loop never saw the Ctrl-C
+            rescued.set()
+            queues[0].put(("eof", None))
+
+    read_fd, write_fd = os.pipe()  # nothing is ever typed: the reader blocks in its read
+    out = io.StringIO()
+    session = TableSession(Referee(["Ann", "Bob"]), state_path=tmp_path / "t.json", out=out)
+    sender = threading.Thread(target=ctrl_c_to_the_reader, daemon=True)
+    sigint = signal.getsignal(signal.SIGINT)
+    with os.fdopen(read_fd) as stdin:
+        sender.start()
+        try:
+            code = table.run(session, Console(stdin, out, tty=False))
+        finally:
+            ended.set()
+            os.close(write_fd)
+            sender.join(WAIT)
+            # The command ignores SIGINT from its Ctrl-C on (it only exits after); this process
+            # goes on, and the commands later tests start must not inherit that.
+            signal.signal(signal.SIGINT, sigint)
+    assert not rescued.is_set(), "the Ctrl-C was only seen when a line came"
+    assert code == 130
+    assert "game saved in" in out.getvalue()
+    assert load_state(tmp_path / "t.json").referee.players == ["Ann", "Bob"]

@@ -50,6 +50,11 @@ FAST: dict[str, Any] = {
 # speed of the machine, because no card is coming anyway.
 QUICK_JAM: dict[str, Any] = {"timing.card_timeout_ms": 120}
 
+# For tests that wait for ``ejecting``: no soft start, so the burst is in ``ejecting`` as its feed
+# starts. With one, a loop late to run its ramp timers on a busy machine may count every card
+# of the burst while it is still in ``spinup`` and go on to ``cooldown``: no ``ejecting`` at all.
+NO_RAMP: dict[str, Any] = {"ejector.soft_start_ms": 0}
+
 # A solenoid box: no H-bridge pins, short pulses. The pulse's safety cap is wide: only a loop
 # stalled for a second trips it (tests of the cap set their own).
 SOLENOID: dict[str, Any] = {

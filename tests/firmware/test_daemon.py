@@ -6,7 +6,7 @@ import pytest
 
 from firmware.journal import MemoryJournal
 from tests.conftest import PIN_FACTORIES
-from tests.firmware.conftest import QUICK_JAM, assert_one_fire_per_press
+from tests.firmware.conftest import NO_RAMP, QUICK_JAM, assert_one_fire_per_press
 from tests.wait import wait_until
 from wire import protocol
 
@@ -34,7 +34,7 @@ def test_press_fires_the_planned_cards(make_box):
 
 
 def test_press_event_comes_before_its_fire_and_state_goes_through_the_burst(make_box):
-    box = make_box()
+    box = make_box(NO_RAMP)
     box.daemon.press()
     box.wait_fires(1)
     box.wait_state("idle")
@@ -66,17 +66,23 @@ def test_dry_presses_fire_nothing_and_blink_faster_until_it_fires(make_box):
     assert box.plant.ejected_total == 2
 
 
-def test_presses_while_ejecting_are_queued_and_served_in_order(make_box):
+def test_presses_during_a_burst_are_queued_and_served_in_order(make_box, pins):
     box = make_box({"jam.count": 2})
-    box.daemon.press()
-    box.daemon.wait_for(lambda e: e["kind"] == "state" and e["to"] == "ejecting")
-    for _ in range(3):
-        box.daemon.press()
+    # All four reach the loop together: the first starts a burst and the others come while it
+    # runs, however slow the machine (a test thread that waited for "ejecting" could miss it: a
+    # late loop counts the burst's cards before its soft start is done).
+    box.daemon.call(lambda: [box.daemon.press() for _ in range(4)])
     fires = box.wait_fires(4)
     assert [f["press_id"] for f in fires] == sorted(f["press_id"] for f in fires)
     said = [(f["reason"], f["ejected"], f.get("extra")) for f in fires]
-    assert all(f["reason"] == "fired" and f["ejected"] == 2 for f in fires), said
-    assert box.plant.ejected_total == 8
+    assert [f["reason"] for f in fires] == ["fired"] * 4, said
+    assert all(f["planned"] == 2 and f["ejected"] == 2 + f["extra"] for f in fires)
+    if pins == "mock":
+        # The feed cutoff runs in the plant's own step on mock pins: not one card more. On lgpio
+        # it runs on the alert thread, which a busy machine may run after the roller fed one
+        # more; the fire counts it (test_lgpio: a feed cutoff run late).
+        assert [f["ejected"] for f in fires] == [2] * 4
+        assert box.plant.ejected_total == 8
     assert_one_fire_per_press(box)
 
 
@@ -339,7 +345,7 @@ def test_solenoid_box_fires_one_card_per_pulse(make_box):
 
 
 def test_stop_answers_queued_presses_with_stopping(make_box):
-    box = make_box({"jam.count": 12, "plant.feed_interval_ms": 40, "plant.beam_ms": 4})
+    box = make_box({"jam.count": 12, "plant.feed_interval_ms": 40, "plant.beam_ms": 4, **NO_RAMP})
     box.daemon.press()
     box.daemon.wait_for(lambda e: e["kind"] == "state" and e["to"] == "ejecting")
     box.daemon.press()
@@ -383,7 +389,7 @@ def test_after_a_crash_the_burst_and_the_presses_queued_behind_it_get_one_fire_e
     from firmware.plant import Plant
 
     journal = MemoryJournal()
-    slow = {"jam.count": 10, "plant.feed_interval_ms": 40, "plant.beam_ms": 4}
+    slow = {"jam.count": 10, "plant.feed_interval_ms": 40, "plant.beam_ms": 4, **NO_RAMP}
     box = make_box(slow, journal=journal)
     box.daemon.press()
     box.daemon.wait_for(lambda e: e["kind"] == "state" and e["to"] == "ejecting")

@@ -31,7 +31,7 @@ from tests.firmware.test_daemon_run import LauncherProcess, _launcher
 from tests.firmware.test_devices import Posts, RecordingGuard
 from tests.simchip import lgpio as sim
 from tests.simchip.chip import PULL_DOWN, PULL_UP
-from tests.wait import wait_until
+from tests.wait import WAIT, wait_until
 
 BOTH_EDGES = 3
 
@@ -102,6 +102,41 @@ def test_a_bouncing_button_is_one_press_on_lgpio(make_box: Any) -> None:
     wait_until(lambda: sim.quiet(chip.number), what="lgpio's last report")
     box.daemon.call(lambda: None)  # the loop has handled every edge lgpio reported
     assert presses() == 2
+
+
+@pytest.mark.parametrize("pins", ["lgpio"], indirect=True)
+def test_a_feed_cutoff_run_late_counts_the_card_it_let_through_as_extra(make_box: Any) -> None:
+    """lgpio calls the sensor's callback, and with it the feed cutoff, from its alert thread: on
+    a busy Pi that thread may run after the roller fed one card more than planned. The fire then
+    counts it as the burst's extra. The alert thread is held at the last planned card until the
+    roller has fed the next one (after which the roller feeds nothing: no card two slots on)."""
+    box = make_box({"jam.count": 2})
+    plant, sensor = box.plant, box.config.pins.sensor
+    feed_one = plant._feed_one
+
+    def feed_then_wedge(now: int) -> None:
+        feed_one(now)
+        if plant.ejected_total == 3:
+            plant.stall()  # in the plant's step, so no fourth card can slip in
+
+    plant._feed_one = feed_then_wedge  # type: ignore[method-assign]
+    alerts = sim._alerts[box.plant.header.number]
+    deliver = alerts._deliver
+    rising: list[bool] = []  # per card edge reported: whether it was held for the next card
+
+    def deliver_late(report: Any) -> None:
+        if report.gpio == sensor and report.level == 1:
+            rising.append(len(rising) == 1 and plant.wait_cards(3, WAIT))
+        deliver(report)
+
+    alerts._deliver = deliver_late  # type: ignore[method-assign]
+    box.daemon.press()
+    (fire,) = box.wait_fires(1)
+    assert rising[1] is True  # the cutoff's card was reported after the roller fed the next
+    assert (fire["reason"], fire["planned"], fire["ejected"], fire["extra"]) == ("fired", 2, 3, 1)
+    assert plant.ejected_total == 3 and fire["hopper"] == plant.hopper == 57
+    box.wait_state("idle")
+    assert box.power_outputs_off()
 
 
 # -- the aiming servo: lgpio's own servo pulses ---------------------------------------------------

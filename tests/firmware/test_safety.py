@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import PIN_FACTORIES
-from tests.firmware.conftest import QUICK_JAM, SOLENOID, assert_one_fire_per_press
+from tests.firmware.conftest import NO_RAMP, QUICK_JAM, SOLENOID, assert_one_fire_per_press
 
 # Every behaviour here holds on gpiozero's mock pins and through its lgpio backend on the
 # simulated chip alike.
@@ -67,7 +67,7 @@ def test_a_long_press_resets_a_fault(make_box):
 
 
 def test_every_output_that_is_on_has_a_deadline_armed_in_the_loop(make_box):
-    box = make_box({"jam.count": 6, "plant.feed_interval_ms": 30})
+    box = make_box({"jam.count": 6, "plant.feed_interval_ms": 30, **NO_RAMP})
     box.daemon.press()
     box.daemon.wait_for(lambda e: e["kind"] == "state" and e["to"] == "ejecting")
 
@@ -133,7 +133,7 @@ def test_sensor_stuck_low_reads_as_a_jam(make_box):
 
 
 def test_opening_the_door_during_a_burst_trips_fault(make_box):
-    box = make_box({"jam.count": 12, "plant.feed_interval_ms": 40, "plant.beam_ms": 4})
+    box = make_box({"jam.count": 12, "plant.feed_interval_ms": 40, "plant.beam_ms": 4, **NO_RAMP})
     box.daemon.press()
     box.daemon.wait_for(lambda e: e["kind"] == "state" and e["to"] == "ejecting")
     box.plant.open_door()
