@@ -49,6 +49,20 @@ def chromium_path() -> str:
     return found
 
 
+def live_page(context: Any, url: str) -> Any:
+    """A page of `context` opened at `url` once it is live (connected, its first update in),
+    the page's script errors kept in `page.errors`."""
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(url)
+    page.wait_for_selector("#conn.on")
+    page.wait_for_function("unoattack.seq > 0")
+    return page
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the whole session (each xdist worker has its own)."""

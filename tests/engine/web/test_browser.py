@@ -11,7 +11,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from tests.engine.web.conftest import PHONE, WAIT_MS, Served
+from tests.engine.web.conftest import PHONE, Served, live_page
 
 # Generous bounds for a loaded 2-core machine: these wait on events, never on the clock.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
@@ -28,16 +28,8 @@ def phone(browser: Any) -> Iterator[Callable[[str], Any]]:
         context = browser.new_context(
             viewport=PHONE, is_mobile=True, has_touch=True, bypass_csp=True
         )
-        context.set_default_timeout(WAIT_MS)
         contexts.append(context)
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.errors = errors
-        page.goto(url)
-        page.wait_for_selector("#conn.on")
-        page.wait_for_function("unoattack.seq > 0")
-        return page
+        return live_page(context, url)
 
     yield open_page
     for context in contexts:

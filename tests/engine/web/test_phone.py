@@ -24,12 +24,13 @@ import pytest
 from playwright.sync_api import expect
 
 import i18n
-from tests.engine.web.conftest import WAIT_MS, Served
+from tests.engine.web.conftest import WAIT_MS, Served, live_page
 from tests.engine.web.test_browser import join, tap
 from tests.engine.web.test_languages import OVERFLOW
 
+PHONE = {"width": 390, "height": 844}  # the issue's phone (conftest's is the smallest, 360)
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
-PHONE = {"width": 390, "height": 844}
 # The Vibration and Screen Wake Lock APIs, recorded (a test browser has no motor, and no
 # screen to keep on): `window.buzzes`, `window.wakeLocks`.
 RECORD_PHONE_APIS = """
@@ -63,16 +64,8 @@ def open_phone(browser: Any, url: str, *, scheme: str = "light", **options: Any)
         bypass_csp=True,  # only so that the test may evaluate its own waits in the page
         **options,
     )
-    context.set_default_timeout(WAIT_MS)
     context.add_init_script(RECORD_PHONE_APIS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url)
-    page.wait_for_selector("#conn.on")
-    page.wait_for_function("unoattack.seq > 0")
-    return page
+    return live_page(context, url)
 
 
 @pytest.fixture(scope="module")
