@@ -292,11 +292,29 @@ def decode(line: bytes, *, check: bool = True) -> dict[str, Any]:
         )
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(BAD_FRAME, f"body is not valid JSON: {exc}") from None
+    if unpaired_surrogate(message):
+        raise ProtocolError(BAD_FRAME, f"body is not text: {UNPAIRED}")
     if not isinstance(message, dict):
         raise ProtocolError(BAD_FRAME, f"body must be a JSON object, got {type(message).__name__}")
     if check:
         validate(message)
     return message
+
+
+UNPAIRED = "a \\uD800-\\uDFFF escape without its other half"
+
+
+def unpaired_surrogate(value: Any) -> bool:
+    """True when a string of the decoded JSON `value` (an object's names too) holds half of a
+    UTF-16 surrogate pair (`"\\ud800"` alone): a valid JSON escape, but no text, which every
+    writer after the parser refuses (UTF-8, SQLite, a terminal). A reader of JSON from outside
+    (a frame here, a web page's message in engine/web/inbound.py) refuses it with the rest of
+    what is not JSON, before anything acts on it."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _reject_constant(name: str) -> Any:

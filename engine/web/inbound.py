@@ -4,7 +4,8 @@
   own shape; the Guard (engine/web/app.py) reads it for every request and WebSocket and keeps
   the result in the scope (`query_of`);
 - a **JSON message** (`read_message`): an HTTP request body or a WebSocket text frame, at most
-  `MAX_BODY` bytes, nested at most `MAX_DEPTH` deep, a JSON object;
+  `MAX_BODY` bytes, nested at most `MAX_DEPTH` deep, a JSON object of text (no half of a
+  surrogate pair: wire/protocol.py `unpaired_surrogate`, the box's own rule);
 - the **requests** in a message (`check_request`): their fields and the type of each.
 
 Each refusal is one line naming the problem and what is allowed (`BadInput`, with the HTTP
@@ -23,6 +24,7 @@ from urllib.parse import parse_qsl
 
 from engine.web.table_service import BOX_CONTROLS
 from firmware.commandline import MAX_DIGITS, digits
+from wire.protocol import UNPAIRED, unpaired_surrogate
 
 __all__ = [
     "FIELDS",
@@ -156,6 +158,8 @@ def read_message(raw: bytes | str) -> dict[str, Any]:
         data = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         raise BadInput(400, "message is not JSON") from None
+    if unpaired_surrogate(data):  # `"\ud800"`: no text (a code, a line, an id echoed back)
+        raise BadInput(400, f"message is not text: {UNPAIRED}")
     if not isinstance(data, dict):
         raise BadInput(400, f"message must be a JSON object, not {kind_of(data)}")
     return data
