@@ -47,6 +47,7 @@ from engine.web.inbound import (
     read_message,
     read_query,
     shown,
+    valid_id,
 )
 from engine.web.table_service import MAX_LINE, TableService
 from engine.web.words import COOKIE as LANG_COOKIE
@@ -308,6 +309,7 @@ class WebApp:
                     break
                 reply = await self._on_message(message, token, lang)
                 sub.put(encode(reply))
+                await sub.taken()  # the next request once this reply is on its way
         except WebSocketDisconnect:
             pass
         finally:
@@ -317,12 +319,18 @@ class WebApp:
                 await sender
 
     async def _send(self, ws: WebSocket, sub: Subscriber) -> None:
-        while True:
-            text = await sub.queue.get()
-            if text is None:  # fell too far behind: drop it, the page reconnects and catches up
-                await ws.close(code=1013, reason="too far behind: reconnect with since")
-                return
-            await ws.send_text(text)
+        try:
+            while True:
+                text = await sub.take()
+                if text is None:  # fell too far behind: dropped, it reconnects and catches up
+                    await ws.close(code=1013, reason="too far behind: reconnect with since")
+                    return
+                await ws.send_text(text)
+                # A connection that was just lost is only told so by the loop: without a turn
+                # of it, every frame still queued went to the dead socket, a log line each.
+                await asyncio.sleep(0)
+        finally:
+            sub.close()
 
     async def _on_message(
         self, message: dict[str, Any], token: object, lang: str
@@ -336,7 +344,7 @@ class WebApp:
             return {"type": "error", "error": exc.text}
         kind = data.get("type")
         problem = check_request(kind, data)
-        ident = data.get("id") if isinstance(data.get("id"), int | str) else None
+        ident = data.get("id") if valid_id(data.get("id")) else None
         if problem is not None:
             return {"type": "error", "id": ident, "error": problem}
         _status, reply = await self.perform(str(kind), data, token, lang)

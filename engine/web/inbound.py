@@ -38,6 +38,7 @@ __all__ = [
     "read_message",
     "read_query",
     "shown",
+    "valid_id",
 ]
 
 MAX_BODY = 4096  # bytes of one HTTP request body or WebSocket message the app reads
@@ -54,6 +55,7 @@ FIELDS: dict[str, dict[str, type]] = {
 }
 REQUIRED: dict[str, tuple[str, ...]] = {"act": ("line",), "box": ("op",), "ping": ()}
 MAX_PARAMS = 16
+MAX_ID = 40  # characters of a request's `id`
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
@@ -180,6 +182,14 @@ def kind_of(value: object) -> str:
     )
 
 
+def valid_id(ident: object) -> bool:
+    """True for what a request's `id` may be (and its reply may echo): a whole number or a
+    string, of at most `MAX_ID` characters."""
+    if isinstance(ident, bool) or not isinstance(ident, int | str):
+        return False
+    return len(ident) <= MAX_ID if isinstance(ident, str) else -(10**MAX_ID) < ident < 10**MAX_ID
+
+
 def check_request(kind: object, data: dict[str, Any]) -> str | None:
     """Why `data` is not a well-formed request of `kind`, in one line, or None."""
     if not isinstance(kind, str) or kind not in FIELDS:
@@ -190,11 +200,8 @@ def check_request(kind: object, data: dict[str, Any]) -> str | None:
         if key not in allowed and key not in ("type", "id"):
             names = ", ".join(["type", "id", *allowed])
             return f"unknown field `{shown(key)}` in `{kind}`: allowed are {names}"
-    ident = data.get("id")
-    if "id" in data and (
-        isinstance(ident, bool) or not isinstance(ident, int | str) or len(str(ident)) > 40
-    ):
-        return "`id` must be a number or a short string (at most 40 characters)"
+    if "id" in data and not valid_id(data["id"]):
+        return f"`id` must be a number or a short string (at most {MAX_ID} characters)"
     for key in REQUIRED[kind]:
         if key not in data:
             return f"`{kind}` needs `{key}`"
