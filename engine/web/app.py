@@ -37,6 +37,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from engine.web.auth import COOKIE, SESSION_AGE_S, Auth, cross_site, host_allowed
 from engine.web.connections import BODY_TIMEOUT_S
+from engine.web.headers import raw_headers
 from engine.web.hub import Hub, Subscriber, encode
 from engine.web.inbound import (
     MAX_BODY,
@@ -78,17 +79,6 @@ STATIC = Path(__file__).resolve().parent / "static"
 MAX_FRAME = MAX_BODY
 PROTOCOL = 1
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
-CSP = (
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-)
-HEADERS = {
-    "content-security-policy": CSP,
-    "x-content-type-options": "nosniff",
-    "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
-}
 
 
 class Guard:
@@ -133,7 +123,7 @@ class Guard:
 
         async def send_with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
-                extra = [(k.encode(), v.encode()) for k, v in HEADERS.items()]
+                extra = raw_headers()
                 if scope["path"].startswith("/api/"):
                     extra.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": [*message.get("headers", []), *extra]}

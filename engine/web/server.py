@@ -218,7 +218,7 @@ class WebServer:
         """Serve until stopped (Ctrl-C or SIGTERM raise KeyboardInterrupt afterwards)."""
         import uvicorn
 
-        from engine.web.connections import protocols
+        from engine.web.connections import QuietClientMistakes, protocols
 
         http, ws = protocols(self.gate, self.header_timeout)
         config = uvicorn.Config(
@@ -236,6 +236,7 @@ class WebServer:
             server_header=False,
             timeout_graceful_shutdown=3,
         )
+        QuietClientMistakes.install()  # uvicorn's config has just set its loggers up
         self._server = uvicorn.Server(config)
         try:
             self._server.run(sockets=[self.sock])

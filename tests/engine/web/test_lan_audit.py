@@ -83,9 +83,9 @@ def _raw_websocket(served: Live, *, rcvbuf: int = 2048) -> socket.socket:
     return sock
 
 
-def _frame(text: str) -> bytes:
-    """One masked WebSocket text frame (a client's)."""
-    data, mask = text.encode(), os.urandom(4)
+def _frame(text: str | bytes) -> bytes:
+    """One masked WebSocket text frame (a client's); bytes are sent as they are."""
+    data, mask = text.encode() if isinstance(text, str) else text, os.urandom(4)
     size = bytes([0x80 | len(data)]) if len(data) < 126 else bytes([0xFE]) + len(data).to_bytes(2)
     return b"\x81" + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
 
@@ -210,3 +210,74 @@ def test_a_refused_id_is_not_echoed_back(live: Callable[..., Live]) -> None:
             error = reply_to(sock, '{"type": "ping", "id": ' + ident + "}")
             assert error["type"] == "error" and error["id"] is None, str(error)[:200]
         assert reply_to(sock, '{"type": "ping", "id": "' + "x" * 40 + '"}')["id"] == "x" * 40
+
+
+def _answer(served: Live, request: bytes) -> bytes:
+    """The server's whole answer to `request` sent on a connection of its own."""
+    with socket.create_connection(("127.0.0.1", served.port), 30) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+HANDSHAKE = (
+    "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: {version}\r\n{more}\r\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("request_", "status"),
+    [
+        (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03" + b"\x00" * 40, b"400"),  # TLS
+        (b"GET /api/state HTTP/1.1\r\n\r\n", b"400"),  # no Host
+        (
+            b"POST /api/act HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            b"400",
+        ),
+        (HANDSHAKE.format(path="/ws", version=99, more="").encode(), b"400"),
+        (HANDSHAKE.format(path="/ws", version=13, more=f"X: {'a' * 9000}\r\n").encode(), b"431"),
+        (HANDSHAKE.format(path="/nosuch", version=13, more="").encode(), b"403"),
+    ],
+    ids=["tls", "no-host", "two-lengths", "ws-version", "ws-header-size", "ws-nowhere"],
+)
+def test_the_answers_uvicorn_gives_itself_carry_the_security_headers(
+    live: Callable[..., Live], request_: bytes, status: bytes
+) -> None:
+    """A request uvicorn could not read, and a WebSocket handshake refused before the app
+    accepted it, were answered without the headers every other answer carries."""
+    served = live()
+    head = _answer(served, request_).partition(b"\r\n\r\n")[0].lower()
+    assert head.startswith(b"http/1.1 " + status), head[:80]
+    for name in (b"content-security-policy", b"x-content-type-options", b"x-frame-options"):
+        assert head.count(b"\r\n" + name + b": ") == 1, (name, head)
+
+
+def test_a_flood_of_malformed_requests_is_a_line_in_the_log_not_one_each(
+    live: Callable[..., Live],
+) -> None:
+    """uvicorn logged a line for every request it could not read, and a whole traceback for
+    every WebSocket text that was not UTF-8: a script filled the journal."""
+    served = live()
+    logged: list[logging.LogRecord] = []
+    catch = logging.Handler()
+    catch.emit = logged.append  # type: ignore[method-assign]
+    logger = logging.getLogger("uvicorn.error")
+    logger.addHandler(catch)
+    try:
+        for _ in range(40):
+            assert _answer(served, b"\x16\x03\x01garbage\r\n\r\n").startswith(b"HTTP/1.1 400")
+        for _ in range(20):
+            sock = _raw_websocket(served, rcvbuf=65536)
+            sock.recv(12)  # 101: the handshake is answered
+            sock.sendall(_frame(b'{"type": "ping", "id": "\xff"}'))  # not UTF-8
+            sock.close()
+        wait_until(lambda: served.server.hub.pages == 0, WAIT_S, what="the sockets let go")
+    finally:
+        logger.removeHandler(catch)
+    said = [r.getMessage() for r in logged]
+    assert said.count("Invalid HTTP request received.") <= 2, said
+    assert said.count("Invalid UTF-8 sequence received from client.") <= 2, said
+    assert not any(r.exc_info for r in logged)
