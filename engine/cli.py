@@ -1,15 +1,17 @@
 """`unoattack`: the host command line. Subcommands register themselves from their own modules;
-firmware/commandline.py (standard library only) does the rest, shared with `launcher`."""
+firmware/commandline.py (standard library only) does the rest, shared with `launcher`. Nothing
+is imported before `main` runs (firmware/entry.py)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from engine.errors import UnoError
-from firmware.commandline import build_parser as _build
-from firmware.commandline import run
+from firmware.entry import start
+
+if TYPE_CHECKING:  # nothing more is imported before `main` runs
+    import argparse
+    from collections.abc import Sequence
 
 PROG = "unoattack"
 DESCRIPTION = "UNO Attack rules engine, referee and box client."
@@ -30,12 +32,21 @@ COMMANDS: dict[str, str] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with `command`, only that subcommand's module is imported."""
-    return _build(PROG, DESCRIPTION, COMMANDS, command)
+    from firmware.commandline import build_parser as build
+
+    return build(PROG, DESCRIPTION, COMMANDS, command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `unoattack` console script; returns the exit code."""
-    return run(PROG, DESCRIPTION, COMMANDS, UnoError, argv)
+
+    def run() -> int:
+        from engine.errors import UnoError
+        from firmware.commandline import run
+
+        return run(PROG, DESCRIPTION, COMMANDS, UnoError, argv)
+
+    return start(run)
 
 
 if __name__ == "__main__":

@@ -2,20 +2,21 @@
 
 Each subcommand lives in the module that owns its concept and registers itself through a
 `register(subparsers)` function; this file only names them (firmware/commandline.py does the
-rest, shared with `unoattack`).
+rest, shared with `unoattack`). Nothing is imported before `main` runs (firmware/entry.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from firmware.commandline import build_parser as _build
-from firmware.commandline import run, whole_number
-from firmware.errors import LauncherError
+from firmware.entry import start
 
-__all__ = ["COMMANDS", "build_parser", "main", "whole_number"]
+if TYPE_CHECKING:  # nothing more is imported before `main` runs
+    import argparse
+    from collections.abc import Sequence
+
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 PROG = "launcher"
 DESCRIPTION = "UNO Attack launcher box daemon and tools."
@@ -35,12 +36,21 @@ COMMANDS: dict[str, str] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with `command`, only that subcommand's module is imported."""
-    return _build(PROG, DESCRIPTION, COMMANDS, command)
+    from firmware.commandline import build_parser as build
+
+    return build(PROG, DESCRIPTION, COMMANDS, command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `launcher` console script; returns the exit code."""
-    return run(PROG, DESCRIPTION, COMMANDS, LauncherError, argv)
+
+    def run() -> int:
+        from firmware.commandline import run
+        from firmware.errors import LauncherError
+
+        return run(PROG, DESCRIPTION, COMMANDS, LauncherError, argv)
+
+    return start(run)
 
 
 if __name__ == "__main__":
