@@ -20,25 +20,21 @@ import argparse
 import atexit
 import collections
 import contextlib
-import ctypes
 import json
 import os
 import re
 import select
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 from engine.boxport import check_speed, mock_box, mock_config
 from engine.errors import InputError, UnoError
 from engine.words import plural, shown
-from firmware.commandline import CtrlC, whole_number
+from firmware.commandline import CtrlC, die_with_parent, whole_number
 from i18n import _, number
 from wire.text import news
 
@@ -175,13 +171,6 @@ def _settle_floor(plant: dict[str, float], speed: float) -> float:
 # The child process
 
 
-def _die_with_parent() -> None:
-    """In the child before exec (Linux): SIGTERM when the demo dies, even by SIGKILL."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 class MockBox:
     """`launcher run --mock --port pty` as a child process, in a temporary directory.
 
@@ -248,7 +237,7 @@ class MockBox:
             stderr=self._log,
             env=env,
             start_new_session=True,  # Ctrl-C reaches the demo, which stops the child itself
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
         )
         atexit.register(self.stop)
         assert self.proc.stdout is not None
@@ -330,25 +319,6 @@ class MockBox:
 
     def __exit__(self, *exc: object) -> None:
         self.cleanup()
-
-
-@contextlib.contextmanager
-def signals_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, like Ctrl-C, so every
-    `finally` runs and the child is stopped."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread
-            previous[sig] = signal.signal(sig, handler)
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -805,7 +775,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     # However many Ctrl-C come: the first stops the game, none cuts the box's stop short.
     with CtrlC(until_exit=True) as ctrl_c:
         try:
-            with signals_as_interrupt(), mock_box(config_text) as (box, client):
+            with mock_box(config_text) as (box, client):
                 with ctrl_c.stopping():
                     summary = Demo.for_args(args, box, client, screen).run()
                 summary["sounds"] = box.sounds()  # its folder goes with the box

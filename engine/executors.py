@@ -18,7 +18,8 @@ raises KeyboardInterrupt where the caller reads its next result, the tasks still
 (a task is a short block of games; at most a couple per worker are in flight, so stopping never
 waits over thousands) or are cancelled by `close`. A second one gives up the tasks still running
 (the pool's workers are ended at once). The workers ignore SIGINT (a terminal sends it to the
-whole process group): only this process decides.
+whole process group): only this process decides. SIGTERM and SIGHUP are taken as Ctrl-C
+(`CtrlC`), and a worker dies with this process however it ends.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from queue import SimpleQueue
 from typing import Any, Protocol, TypeVar
 
 from engine.errors import InputError, UnoError
-from firmware.commandline import CtrlC
+from firmware.commandline import STOP_SIGNALS, CtrlC, die_with_parent
 
 __all__ = [
     "DaskExecutor",
@@ -176,24 +177,30 @@ class InlineExecutor(_Stoppable):
             yield index, fn(task)
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle. The worker was started with SIGINT
-    held back (`_sigint_held`); one that came meanwhile is dropped with the ignoring."""
+def _worker_signals() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (a terminal sends it to the whole
+    group), SIGTERM and SIGHUP end the worker (the pool's own way of ending one, and a worker
+    forked from the parent has the parent's handlers for them), and the worker dies with the
+    parent (`kill -9` of the command leaves no worker behind). It was started with the three
+    held back (`_signals_held`); a SIGINT that came meanwhile is dropped with the ignoring."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    die_with_parent(signal.SIGKILL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 @contextlib.contextmanager
-def _sigint_held() -> Iterator[None]:
-    """SIGINT held back in this thread while it may start worker processes: a new worker
-    inherits the hold and keeps it until its initializer ignores SIGINT, so a Ctrl-C at that
-    moment neither kills it half-started nor runs this process's handler in it. One that
-    arrives meanwhile is delivered here on release."""
+def _signals_held() -> Iterator[None]:
+    """The stop signals held back in this thread while it may start worker processes: a new
+    worker inherits the hold and keeps it until its initializer has set its own handling, so a
+    Ctrl-C at that moment neither kills it half-started nor runs this process's handler in it.
+    One that arrives meanwhile is delivered here on release."""
     if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
         yield
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:
@@ -233,14 +240,14 @@ class ProcessExecutor(_Stoppable):
             # The server imports the games once; each worker is then forked with them loaded.
             context.set_forkserver_preload(["engine.sim"])
         self._pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_ignore_sigint
+            max_workers=workers, mp_context=context, initializer=_worker_signals
         )
         super().__init__(ctrl_c)
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
         def submit(index: int) -> Future[R]:
             try:
-                with _sigint_held():  # the pool starts its workers in `submit`
+                with _signals_held():  # the pool starts its workers in `submit`
                     return self._pool.submit(fn, tasks[index])
             except BrokenProcessPool:
                 raise self._broken() from None

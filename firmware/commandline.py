@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import importlib
 import importlib.metadata
 import math
@@ -24,9 +25,9 @@ from pathlib import Path
 from typing import TextIO
 
 import i18n
+from firmware.entry import EXIT_INTERRUPTED
 
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattack` come in
 
 
@@ -218,11 +219,8 @@ def run(
         print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     command = argv[0] if argv and argv[0] in commands else None
-    try:
-        # Ctrl-C while the command's modules load (a second on a busy Pi): no traceback.
-        args = build_parser(prog, description, commands, command).parse_args(argv)
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+    # (Ctrl-C while the command's modules load, a second on a busy Pi: firmware/entry.py.)
+    args = build_parser(prog, description, commands, command).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except own_error as exc:
@@ -339,46 +337,53 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
             silence(stream)
 
 
+# What stops a command the way Ctrl-C does: Ctrl-C itself; SIGTERM (`kill`, `timeout`,
+# systemd); SIGHUP (its terminal or SSH session closed).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 class CtrlC:
     """Ctrl-C for a command that stops its run and still reports what it finished (`sim`,
-    `sweep`, `bench`). Installed around the whole command (`with CtrlC() as ctrl_c:`), so that
-    however many SIGINTs come, and whenever, the run stops once and its report and files are
-    written; the command then exits 130.
+    `sweep`, `bench`, and the referee, the demo, the servers). Installed around the whole
+    command (`with CtrlC() as ctrl_c:`), so that however many stop signals come (SIGINT, and
+    SIGTERM and SIGHUP taken the same way: `STOP_SIGNALS`), and whenever, the run stops once
+    and its report and files are written; the command then exits 130.
 
-    Every SIGINT is counted (`count`) and told to each `listen`er (a process pool stops between
-    its tasks on the first and ends its workers on the second). It raises KeyboardInterrupt only
-    inside `stopping()`, and only the first one: never while the run's machinery is being shut
-    down or its report written. Outside the main thread, or where SIGINT is ignored (a job in the
-    background of a script), nothing is installed and Python's own handling stays.
+    Every stop signal is counted (`count`) and told to each `listen`er (a process pool stops
+    between its tasks on the first and ends its workers on the second). It raises
+    KeyboardInterrupt only inside `stopping()`, and only the first one: never while the run's
+    machinery is being shut down or its report written. Outside the main thread nothing is
+    installed and Python's own handling stays; a signal that is ignored (SIGINT for a job in the
+    background of a script, SIGHUP under nohup) stays ignored.
 
-    `until_exit` (a command's): once a Ctrl-C has come, SIGINT stays ignored after the block,
-    since the process only exits then, and a late press must not kill it by signal before its
-    output is flushed. Otherwise (a library's) the previous handling comes back."""
+    `until_exit` (a command's): once a stop signal has come, they all stay ignored after the
+    block, since the process only exits then, and a late one must not kill it by signal before
+    its output is flushed. Otherwise (a library's) the previous handling comes back."""
 
     def __init__(self, *, until_exit: bool = False) -> None:
         self.until_exit = until_exit
         self.count = 0
         self._listeners: list[Callable[[int], None]] = []
         self._raising = False
-        self._previous: object = None
+        self._previous: dict[int, object] = {}
         self._pid = os.getpid()
 
     def __enter__(self) -> CtrlC:
-        main = threading.current_thread() is threading.main_thread()
-        if main and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self._previous[sig] = signal.signal(sig, self._on_signal)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        previous, self._previous = self._previous, None
-        if previous is not None:
-            if self.until_exit and self.count:
-                previous = signal.SIG_IGN
-            signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
+        previous, self._previous = self._previous, {}
+        for sig, handler in previous.items():
+            ignored = self.until_exit and self.count
+            signal.signal(sig, signal.SIG_IGN if ignored else handler)  # type: ignore[arg-type]
 
-    def _on_sigint(self, signum: int, frame: object) -> None:
+    def _on_signal(self, signum: int, frame: object) -> None:
         if os.getpid() != self._pid:
-            return  # a worker forked from this process, before it took SIGINT over
+            return  # a worker forked from this process, before it took the signals over
         self.count += 1
         for listener in tuple(self._listeners):
             listener(self.count)
@@ -387,7 +392,8 @@ class CtrlC:
 
     @contextlib.contextmanager
     def stopping(self) -> Iterator[None]:
-        """Inside: the first Ctrl-C raises KeyboardInterrupt (here at once if it came before)."""
+        """Inside: the first stop signal raises KeyboardInterrupt (here at once if it came
+        before)."""
         if self.count:
             raise KeyboardInterrupt
         self._raising = True
@@ -398,13 +404,26 @@ class CtrlC:
 
     @contextlib.contextmanager
     def listen(self, listener: Callable[[int], None]) -> Iterator[None]:
-        """Inside: `listener(count)` is called on each SIGINT, in the main thread, between two
-        steps of whatever it was doing (a signal handler: it must not block or raise)."""
+        """Inside: `listener(count)` is called on each stop signal, in the main thread, between
+        two steps of whatever it was doing (a signal handler: it must not block or raise)."""
         self._listeners.append(listener)
         try:
             yield
         finally:
             self._listeners.remove(listener)
+
+
+def die_with_parent(signum: int = signal.SIGTERM) -> None:
+    """In a child process (Linux): the kernel sends it `signum` when the process that started
+    it dies, even by SIGKILL, so that no child outlives its command. Elsewhere nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(Exception):  # (ctypes imported before: this may run after a fork)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signum)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def silence(stream: TextIO) -> None:
