@@ -1,6 +1,6 @@
 """``launcher run``: the daemon on real or mock pins, with the serial link and systemd notify.
 
-SIGTERM and SIGINT turn every output off and exit 0; a config error exits 78 before anything
+SIGTERM, SIGINT and SIGHUP turn every output off and exit 0; a config error exits 78 before anything
 starts; a bad ``--port`` exits 2. ``--console`` reads ops from stdin and writes replies and events
 as JSON lines (tests and the bench); the end of its input stops the daemon the same way.
 """
@@ -172,8 +172,10 @@ def _run(args: argparse.Namespace) -> int:
         with contextlib.suppress(OSError):
             wake_w.send(b"\0")
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    # SIGHUP too: the terminal or SSH session the daemon was started from closed, an exit
+    # path like any other (it killed the daemon with the ejector running).
+    for stop in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(stop, on_signal)
 
     # Real pins are exclusive: `launcher bench` must not drive them while we run.
     pins_lock = None if mock else claim_pins()
@@ -296,7 +298,7 @@ def register(subparsers: Any) -> None:
         help=i18n._("run the launcher daemon"),
         description=i18n._(
             "Run the launcher daemon: button, ejector, jam model and safety on real or "
-            "mock pins. SIGTERM/SIGINT turn every output off and exit 0."
+            "mock pins. SIGTERM/SIGINT/SIGHUP turn every output off and exit 0."
         ),
     )
     parser.add_argument(

@@ -58,7 +58,10 @@ def _wait_file(path: Path, predicate, timeout: float = 10.0) -> None:
     wait_until(matches, timeout, what=f"{path} matching")
 
 
-def test_sigterm_mid_burst_turns_every_output_off_and_exits_0(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_mid_burst_turns_every_output_off_and_exits_0(tmp_path, stop):
+    """SIGHUP (the terminal or SSH session the daemon ran in closed) killed it with the
+    ejector running, the outputs as they were."""
     config = write_config(
         tmp_path / "slow.toml",
         {"jam.count": 12, "plant.feed_interval_ms": 80, "plant.beam_ms": 5},
@@ -73,7 +76,7 @@ def test_sigterm_mid_burst_turns_every_output_off_and_exits_0(tmp_path):
         proc.stdin.flush()
         _read_until(proc, lambda e: e.get("kind") == "state" and e.get("to") == "ejecting")
         _wait_file(state, lambda data: data["ejected_total"] >= 1)  # mid-burst, cards out
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         fire = _read_until(proc, lambda e: e.get("kind") == "fire")
         exit_line = _read_until(proc, lambda e: e.get("type") == "exit")
         code = proc.wait(10)
