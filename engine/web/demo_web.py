@@ -12,12 +12,14 @@ play. The page stays up after the game until Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.demo import Spectator
 from engine.errors import UnoError
+from firmware.commandline import CtrlC
 
 if TYPE_CHECKING:
     from engine.web.server import WebServer
@@ -129,7 +131,7 @@ def run(
     there; serve until Ctrl-C (or `server.shutdown()`: `server` is made from `args` unless
     given). Exit code 1 when the game failed (cards not conserved, the referee disagreeing)."""
     from engine.boxport import mock_box
-    from engine.demo import NAMES, Demo, Screen, show_summary, signals_as_interrupt
+    from engine.demo import NAMES, Demo, Screen, show_summary
     from engine.errors import InputError
     from engine.web.serve import need_web_extra
     from engine.web.table_service import TableService, demo_table
@@ -149,42 +151,49 @@ def run(
     screen = Screen(out, names)
     summaries: list[dict[str, Any]] = []
     failed: list[str] = []
-    try:
-        with signals_as_interrupt(), mock_box(config_text) as (box, client):
-            session = demo_table(players=names, deck=args.deck, target=args.target)
-            service = TableService(session, box=client, watch_only=WATCH_ONLY)
+    # However many stop signals come (Ctrl-C, SIGTERM, SIGHUP): the first stops the start-up
+    # or the server, a second the server at once, none cuts the mock box's stop short.
+    with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(server.stop_signal):
+        try:
+            with contextlib.ExitStack() as stack:
+                with ctrl_c.stopping():
+                    box, client = stack.enter_context(mock_box(config_text))
+                    session = demo_table(players=names, deck=args.deck, target=args.target)
+                    service = TableService(session, box=client, watch_only=WATCH_ONLY)
 
-            def play(stop: threading.Event) -> None:
-                while web.hub.pages < args.wait_pages and not stop.wait(0.05):
-                    pass
-                if stop.is_set():
-                    return
-                screen.line(f"{web.hub.pages} page(s) watching: the bots start")
-                spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
-                try:
-                    summary = Demo.for_args(args, box, client, screen, spectator).run()
-                except Stopped:
-                    return
-                except UnoError as exc:
-                    failed.append(str(exc))
-                    raise  # the server says so on the page and on stderr
-                summaries.append(summary)
-                show_summary(screen, summary)
-                service.announce([f"game over: {summary['winner_name']} wins"], {"demo": "over"})
+                    def play(stop: threading.Event) -> None:
+                        while web.hub.pages < args.wait_pages and not stop.wait(0.05):
+                            pass
+                        if stop.is_set():
+                            return
+                        screen.line(f"{web.hub.pages} page(s) watching: the bots start")
+                        spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
+                        try:
+                            summary = Demo.for_args(args, box, client, screen, spectator).run()
+                        except Stopped:
+                            return
+                        except UnoError as exc:
+                            failed.append(str(exc))
+                            raise  # the server says so on the page and on stderr
+                        summaries.append(summary)
+                        show_summary(screen, summary)
+                        service.announce(
+                            [f"game over: {summary['winner_name']} wins"], {"demo": "over"}
+                        )
 
-            server.attach(service, workers=[play])
-            server.banner(out, "unoattack demo --web", saved=False)
-            waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
-            screen.line(
-                f"the bots {', '.join(names)} play to {args.target} through the mock box on "
-                f"{client.port}{waiting}; watch them at {server.url}"
-            )
-            server.run()
-    except KeyboardInterrupt:
-        pass
-    except UnoError as exc:
-        print(f"unoattack demo: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        server.close()
+                    server.attach(service, workers=[play])
+                    server.banner(out, "unoattack demo --web", saved=False)
+                    waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
+                    screen.line(
+                        f"the bots {', '.join(names)} play to {args.target} through the mock "
+                        f"box on {client.port}{waiting}; watch them at {server.url}"
+                    )
+                server.run()
+        except KeyboardInterrupt:
+            pass
+        except UnoError as exc:
+            print(f"unoattack demo: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            server.close()
     return 0 if not failed and all(s["conserved"] for s in summaries) else 1

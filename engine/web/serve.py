@@ -9,11 +9,13 @@ page has `fired N` buttons). docs/web.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import Any
 
 from engine.errors import UnoError
+from firmware.commandline import CtrlC
 
 __all__ = ["add_web_arguments", "need_web_extra", "register", "run_serve"]
 
@@ -83,7 +85,6 @@ def run_serve(args: argparse.Namespace) -> int:
     """`unoattack serve`."""
     need_web_extra()
     from engine.boxport import check_box_arguments, open_box
-    from engine.demo import signals_as_interrupt
     from engine.state_lock import holding
     from engine.table import check_game
     from engine.web.server import WebServer, check_web_arguments
@@ -95,18 +96,24 @@ def run_serve(args: argparse.Namespace) -> int:
     with holding(args.state):  # one referee per game (engine/state_lock.py)
         saved = check_game(args)  # read again: nobody else writes it now
         server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
-        try:
-            with signals_as_interrupt(), open_box(args, saved) as box:
-                session = open_table(args, box.client, saved)
-                try:
-                    service = TableService(session)
-                    server.attach(service)
-                    server.banner(sys.stdout)
+        # However many stop signals come (Ctrl-C, SIGTERM, SIGHUP): the first stops the
+        # start-up or the server, a second the server at once, none cuts the game's save and
+        # the button's lock short (`goodbye`).
+        with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(server.stop_signal):
+            try:
+                with contextlib.ExitStack() as stack:
+                    with ctrl_c.stopping():
+                        box = stack.enter_context(open_box(args, saved))
+                        session = open_table(args, box.client, saved)
+                        # saved, and the button locked while no referee runs
+                        stack.callback(session.goodbye)
+                        server.attach(TableService(session))
+                        server.banner(sys.stdout)
                     server.run()
-                finally:
-                    session.goodbye()  # saved, and the button locked while no referee runs
-        except KeyboardInterrupt:
-            print("unoattack serve: stopped; the game is saved", file=sys.stderr)
-        finally:
-            server.close()
+            except KeyboardInterrupt:
+                pass
+            finally:
+                server.close()
+            if ctrl_c.count:
+                print("unoattack serve: stopped; the game is saved", file=sys.stderr)
     return 0
