@@ -5,11 +5,11 @@ is imported before `main` runs (firmware/entry.py)."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from firmware.entry import start
 
-if TYPE_CHECKING:  # nothing more is imported before `main` runs
+TYPE_CHECKING = False  # (not `typing`'s: nothing more is imported before `main` runs)
+if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 

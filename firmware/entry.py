@@ -8,7 +8,10 @@ as they do later (firmware/commandline.py: `run`, `CtrlC`). Only `signal` is imp
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+
+TYPE_CHECKING = False  # (not `typing`'s: only `signal` is imported here)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["EXIT_INTERRUPTED", "start"]
 
