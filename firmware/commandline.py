@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import importlib
 import importlib.metadata
+import io
 import math
 import os
 import platform
@@ -22,7 +23,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import i18n
 from firmware.entry import EXIT_INTERRUPTED
@@ -437,6 +438,14 @@ def silence(stream: TextIO) -> None:
 
 # Image formats `--plot` writes (matplotlib picks the format from the file name).
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def figure_bytes(fig: Any, path: str | Path, *, dpi: int) -> bytes:
+    """A matplotlib figure as the image `path` names (by its suffix, one of PLOT_SUFFIXES),
+    made in memory: the file is then written whole or not at all (firmware/atomic.py)."""
+    image = io.BytesIO()
+    fig.savefig(image, format=Path(path).suffix.lower().lstrip("."), dpi=dpi)
+    return image.getvalue()
 
 
 def plot_available() -> bool:

@@ -12,15 +12,14 @@ import argparse
 import csv
 import io
 import json
-import os
 import re
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import i18n
 from firmware import textfile
+from firmware.atomic import write_atomic
 from firmware.commandline import whole_number, whole_number_from
 from firmware.errors import ConfigError, UsageError
 from firmware.jam import (
@@ -517,14 +516,11 @@ def write_config(path: str, params: JamParams, text: str | None = None) -> None:
 
     if text is None:
         text = read_target(path)[0]
-    target = Path(path)
     new_text = rewrite_jam(text, jam_values(params))
-    fd, tmp = tempfile.mkstemp(prefix=".launcher-", suffix=".toml", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(new_text)
-        written = tomllib.loads(new_text).get("jam", {})
-        from_mapping({k: written[k] for k in FIT_KEYS})  # what we wrote reads back as valid
+    written = tomllib.loads(new_text).get("jam", {})
+    from_mapping({k: written[k] for k in FIT_KEYS})  # what we write reads back as valid
+
+    def loads_again(tmp: str) -> None:
         try:
             load(tmp)
         except ConfigError as exc:
@@ -532,14 +528,10 @@ def write_config(path: str, params: JamParams, text: str | None = None) -> None:
             raise ConfigError(
                 i18n._("{error}; not rewritten").format(error=str(exc).replace(tmp, path))
             ) from None
-        if target.exists():
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a new config from the daemon
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    # Whole or not at all, and only once the copy loads (firmware/atomic.py); a new config
+    # is readable by the daemon's user (0666 less the umask), a rewritten one keeps its mode.
+    write_atomic(path, new_text, check=loads_again)
 
 
 def _fit(args: argparse.Namespace) -> int:
