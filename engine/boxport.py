@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import InputError
+from firmware.commandline import decimal, whole_number
 
 __all__ = [
     "PORT_WORDS",
@@ -60,11 +61,13 @@ def add_box_arguments(p: argparse.ArgumentParser, *, mock: bool) -> None:
         return
     p.add_argument(
         "--speed",
-        type=float,
+        type=decimal,
         default=DEFAULT_SPEED,
         help=f"--port mock: divide the mock box's timings by this (default {DEFAULT_SPEED:g})",
     )
-    p.add_argument("--seed", type=int, default=1, help="--port mock: the mock box's seed (1)")
+    p.add_argument(
+        "--seed", type=whole_number, default=1, help="--port mock: the mock box's seed (1)"
+    )
 
 
 def check_speed(speed: float) -> None:

@@ -34,7 +34,7 @@ from typing import Any, TextIO
 from engine.boxport import check_speed, mock_box, mock_config
 from engine.errors import InputError, UnoError
 from engine.words import plural, shown
-from firmware.commandline import CtrlC, die_with_parent, whole_number
+from firmware.commandline import CtrlC, decimal, die_with_parent, whole_number
 from i18n import _, number
 from wire.text import news
 
@@ -731,7 +731,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--speed",
-        type=float,
+        type=decimal,
         default=DEFAULT_SPEED,
         help=_("divide the box's timings by this (default {speed}; 1 = real time)").format(
             speed=f"{DEFAULT_SPEED:g}"

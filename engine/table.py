@@ -55,7 +55,7 @@ from engine.rules import parse_option
 from engine.state_lock import holding
 from engine.words import colour_name
 from firmware import textfile
-from firmware.commandline import CtrlC, digits
+from firmware.commandline import CtrlC, digits, whole_number
 from firmware.jam import JamParams
 from i18n import N_, _, message_of
 from wire.text import news
@@ -1504,7 +1504,7 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
         help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
     p.add_argument("--mode", choices=MODES, help=_("scoring mode (default target)"))
-    p.add_argument("--target", type=int, help=_("points that end the game (500)"))
+    p.add_argument("--target", type=whole_number, help=_("points that end the game (500)"))
     p.add_argument(
         "--option",
         action="append",

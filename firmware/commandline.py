@@ -16,6 +16,7 @@ import io
 import math
 import os
 import platform
+import re
 import select
 import signal
 import stat
@@ -35,23 +36,34 @@ DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattac
 MAX_DIGITS = 100  # a count longer than this is no count (int() refuses 4,300 digits and more)
 
 
-def digits(text: str) -> int | None:
-    """`text` as a whole number when it is 1 to `MAX_DIGITS` ASCII digits (0-9), else None.
+def digits(text: str, most: int = MAX_DIGITS) -> int | None:
+    """`text` as a whole number when it is 1 to `most` ASCII digits (0-9), else None.
     `str.isdigit` alone also takes "²" and "٣", which `int` refuses or reads otherwise: a count
-    a person types or a request sends is read here."""
-    if 0 < len(text) <= MAX_DIGITS and text.isascii() and text.isdigit():
+    a person types or a request sends is read here. (`most` stays under the 4,300 digits
+    `int` reads.)"""
+    if 0 < len(text) <= most and text.isascii() and text.isdigit():
         return int(text)
     return None
 
 
+def integer(text: str, most: int = MAX_DIGITS) -> int | None:
+    """`text` as a whole number when it is `digits`, or `-` and digits; else None. (`int`
+    alone also reads "٥", "５", " 5", "+5" and "1_000".)"""
+    number = digits(text.removeprefix("-"), most)
+    if number is None:
+        return None
+    return -number if text.startswith("-") else number
+
+
 def whole_number(text: str) -> int:
-    """argparse type for counts: a one-line "expected a whole number" instead of a traceback."""
-    try:
-        return int(text)
-    except ValueError:
+    """argparse type for counts and seeds (`integer`): a one-line "expected a whole number"
+    naming at most the first 40 characters given, instead of a traceback."""
+    number = integer(text)
+    if number is None:
         raise argparse.ArgumentTypeError(
-            i18n._("expected a whole number, got {text!r}").format(text=text)
-        ) from None
+            i18n._("expected a whole number, got {text!r}").format(text=_shown(text))
+        )
+    return number
 
 
 def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
@@ -70,15 +82,33 @@ def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
     return parse
 
 
+_DECIMAL = re.compile(rf"-?(?:[0-9]{{1,{MAX_DIGITS}}}(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def _shown(text: str) -> str:
+    """What a refusal quotes of a value given: its first 40 characters."""
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def decimal(text: str) -> float:
+    """argparse type for a number a person types (`5`, `0.5`, `-1`): ASCII digits and a point
+    only (`float` alone also reads "٥", "1_0", "nan" and "1e999"); the command checks its
+    range."""
+    if not _DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            i18n._("expected a number (like 5 or 0.5), got {text!r}").format(text=_shown(text))
+        )
+    return float(text)
+
+
 def seconds(text: str) -> float:
-    """argparse type for a wait: a number of seconds above 0 and finite (`5`, `0.5`)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    """argparse type for a wait: a number of seconds above 0 (`5`, `0.5`)."""
+    value = float(text) if _DECIMAL.fullmatch(text) else 0.0
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(
-            i18n._("expected seconds above 0 (like 5 or 0.5), got {text!r}").format(text=text)
+            i18n._("expected seconds above 0 (like 5 or 0.5), got {text!r}").format(
+                text=_shown(text)
+            )
         )
     return value
 

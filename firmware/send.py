@@ -14,7 +14,6 @@ Exit codes: 0 done, 1 the box is unreachable or refused, 2 bad op, arguments or 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import threading
@@ -23,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import i18n
-from firmware.commandline import EXIT_INTERRUPTED, CtrlC, seconds, stop_when_reader_goes
+from firmware.commandline import (
+    EXIT_INTERRUPTED,
+    CtrlC,
+    integer,
+    seconds,
+    stop_when_reader_goes,
+)
 from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from wire.ops import OPS as OP_TABLE
 from wire.ops import TABLE
@@ -92,6 +97,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+# Digits of a count read, below the 4,300 `int` reads; past a frame's MAX_LINE bytes it is
+# refused as too long for one.
+LONGEST = 4000
+
+
 def parse_op(op: str, values: list[str], *, total: bool = False) -> dict[str, int]:
     """Check `op` and its arguments before any port is opened; returns them by name, as the box
     takes them (`total`: load's COUNT is what the hopper now holds). Each goes through the op
@@ -117,9 +127,9 @@ def parse_op(op: str, values: list[str], *, total: bool = False) -> dict[str, in
     given: dict[str, int] = {}
     for name, text in zip(names, values, strict=True):
         declared = OP_TABLE[op].arg("total" if total and op == "load" else name)
-        value: int | str = text
-        with contextlib.suppress(ValueError):
-            value = int(text)
+        # A count of any length is read (one too long for a frame is refused below, as such).
+        number = integer(text, most=LONGEST)
+        value: int | str = text if number is None else number
         problem = declared.problem(value, called=name.upper())
         if problem is not None:
             raise ValueError(f"{op}: {problem.render()}")
@@ -187,6 +197,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"launcher send: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from wire.client import BoxError, command_frame
+
+    if args.op in OP_TABLE:  # (not `watch`)
+        try:  # a count too long for a frame: said before the port is opened
+            command_frame("send", args.op, given)
+        except BoxError as exc:
+            print(f"launcher send: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     # However many Ctrl-C come: the first stops the command, none cuts the port's closing short.
     with CtrlC(until_exit=True) as ctrl_c:
         return _send(args, given, ctrl_c)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.demo import Spectator
 from engine.errors import UnoError
-from firmware.commandline import CtrlC
+from firmware.commandline import CtrlC, decimal, whole_number
 
 if TYPE_CHECKING:
     from engine.web.server import WebServer
@@ -105,14 +105,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--pace",
-        type=float,
+        type=decimal,
         default=DEFAULT_PACE,
         metavar="SECONDS",
         help=f"--web: seconds between two moves, to follow on the page (default {DEFAULT_PACE:g})",
     )
     p.add_argument(
         "--wait-pages",
-        type=int,
+        type=whole_number,
         default=1,
         metavar="N",
         help="--web: the bots start when N pages are open, so the first game is seen whole (1)",
