@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
 from engine.errors import InputError
+from firmware.commandline import integer
 from i18n import _
 
 PRESET_NAMES: tuple[str, ...] = ("attack", "attack-1998", "classic")
@@ -153,13 +154,13 @@ def parse_option(text: str, flag: str = "--option") -> tuple[str, object]:
 
 
 def parse_value(raw: str) -> object:
-    """A command-line value as a file would give it: true/false, a whole number, or text."""
+    """A command-line value as a file would give it: true/false, a whole number (ASCII digits:
+    `integer`; "²" passed `isdigit` and then failed `int` with a traceback), or text."""
     raw = raw.strip()
     if raw.lower() in ("true", "false"):
         return raw.lower() == "true"
-    if raw.lstrip("-").isdigit():
-        return int(raw)
-    return raw
+    number = integer(raw)
+    return raw if number is None else number
 
 
 def rules_from_mapping(preset: str, players: int, options: Mapping[str, object]) -> Rules:

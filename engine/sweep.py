@@ -58,7 +58,13 @@ from engine.words import plural
 from firmware import config as box_config
 from firmware import textfile
 from firmware.atomic import write_atomic
-from firmware.commandline import CtrlC, check_outputs, figure_bytes, whole_number
+from firmware.commandline import (
+    CtrlC,
+    check_outputs,
+    decimal_number,
+    figure_bytes,
+    whole_number,
+)
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
 from i18n import _, in_reader_language, number
@@ -331,10 +337,8 @@ def parse_assignment(text: str, option: str, *, alternatives: bool) -> tuple[str
 def _number(text: str) -> object:
     value = parse_value(text)
     if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
+        number = decimal_number(value)  # ASCII: "٠.٥" is text, refused as such
+        return value if number is None else number
     return value
 
 

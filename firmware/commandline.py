@@ -90,20 +90,27 @@ def _shown(text: str) -> str:
     return text if len(text) <= 40 else text[:40] + "..."
 
 
+def decimal_number(text: str) -> float | None:
+    """`text` as a number when it is ASCII digits with a point perhaps, and a `-` perhaps
+    (`5`, `0.5`, `.5`, `-1`), else None: `float` alone also reads "٥", "1_0", "nan" and
+    "1e999"."""
+    return float(text) if _DECIMAL.fullmatch(text) else None
+
+
 def decimal(text: str) -> float:
-    """argparse type for a number a person types (`5`, `0.5`, `-1`): ASCII digits and a point
-    only (`float` alone also reads "٥", "1_0", "nan" and "1e999"); the command checks its
+    """argparse type for a number a person types (`decimal_number`); the command checks its
     range."""
-    if not _DECIMAL.fullmatch(text):
+    value = decimal_number(text)
+    if value is None:
         raise argparse.ArgumentTypeError(
             i18n._("expected a number (like 5 or 0.5), got {text!r}").format(text=_shown(text))
         )
-    return float(text)
+    return value
 
 
 def seconds(text: str) -> float:
     """argparse type for a wait: a number of seconds above 0 (`5`, `0.5`)."""
-    value = float(text) if _DECIMAL.fullmatch(text) else 0.0
+    value = decimal_number(text) or 0.0
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(
             i18n._("expected seconds above 0 (like 5 or 0.5), got {text!r}").format(

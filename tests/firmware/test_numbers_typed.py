@@ -98,3 +98,20 @@ def test_a_count_too_long_for_a_frame_is_refused_before_the_port(capsys) -> None
     code, out, err = run_main(launcher, ["send", "/dev/nosuch", "dispense", "9" * 600], capsys)
     assert (code, out) == (2, "")
     assert err.startswith("launcher send: BAD_ARG: dispense does not fit in one frame"), err
+
+
+@pytest.mark.parametrize("typed", ["²", "٥", "9" * 5000, "٠.٥", "1_0"], ids=ascii)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sim", "--games", "2", "--workers", "1", "--option", "stacking={}"],
+        ["schedule", "--players", "8", "--sim", "--option", "stacking={}"],
+        ["sweep", "--games", "2", "--workers", "1", "--vary", "players={}"],
+        ["sweep", "--games", "2", "--workers", "1", "--set", "jam.base={}"],
+    ],
+    ids=["sim-option", "schedule-option", "sweep-vary", "sweep-set"],
+)
+def test_a_number_in_a_name_value_pair_is_ascii_digits(capsys, argv: list[str], typed: str) -> None:
+    """(`--option stacking=²` passed `isdigit`, then failed `int`: a ValueError traceback.)"""
+    code, _out, err = run_main(unoattack, [a.format(typed) for a in argv], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err[-500:]
