@@ -36,7 +36,7 @@ from queue import SimpleQueue
 from typing import Any, Protocol, TypeVar
 
 from engine.errors import InputError, UnoError
-from firmware.commandline import STOP_SIGNALS, CtrlC, die_with_parent
+from firmware.commandline import STOP_SIGNALS, CtrlC, die_with_parent, digits
 
 __all__ = [
     "DaskExecutor",
@@ -360,7 +360,8 @@ def check_executor(spec: str | None) -> str | None:
     if spec.startswith(DASK_SCHEME):
         rest = spec[len(DASK_SCHEME) :]
         host, sep, port = rest.rpartition(":")
-        if sep and host and port.isdigit() and 0 < int(port) < 65536 and "/" not in rest:
+        number = digits(port)  # ("²" passed isdigit, then failed int: a traceback)
+        if sep and host and number is not None and 0 < number < 65536 and "/" not in rest:
             return f"tcp://{rest}"
     raise InputError(f"--executor {spec}: use local or {DASK_SCHEME}HOST:PORT")
 

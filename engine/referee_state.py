@@ -16,6 +16,7 @@ from engine.blind import BlindRound
 from engine.cards import COLORS, CardError, parse_card
 from engine.effects import EFFECTS
 from engine.errors import InputError, UnoError
+from firmware.commandline import digits
 
 if TYPE_CHECKING:
     from engine.referee import Referee
@@ -166,12 +167,14 @@ def _hands_left(ref: Referee, value: Any) -> dict[int, list[str]]:
         raise _bad("hands_left", "a table of seat = cards", value)
     out: dict[int, list[str]] = {}
     for key, cards in value.items():
-        if not (isinstance(key, str) and key.isdigit() and int(key) < len(ref.players)):
+        # ASCII digits only: "²" passed isdigit and failed int (a traceback)
+        seat = digits(key) if isinstance(key, str) else None
+        if seat is None or seat >= len(ref.players):
             raise _bad("hands_left", "seats as keys", key)
         if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
             raise _bad(f"hands_left.{key}", "a list of cards", cards)
         try:
-            out[int(key)] = [str(parse_card(c, ref.deck)) for c in cards]
+            out[seat] = [str(parse_card(c, ref.deck)) for c in cards]
         except CardError as exc:
             raise InputError(f"not a table state: `hands_left.{key}`: {exc}") from None
     return out

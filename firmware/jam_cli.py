@@ -20,7 +20,7 @@ from typing import Any
 import i18n
 from firmware import textfile
 from firmware.atomic import write_atomic
-from firmware.commandline import whole_number, whole_number_from
+from firmware.commandline import digits, whole_number, whole_number_from
 from firmware.errors import ConfigError, UsageError
 from firmware.jam import (
     MAX_SEED,
@@ -262,13 +262,13 @@ def read_counts(path: str, *, max_burst: int = 12) -> list[int]:
 
 def _count(path: str, line: int, raw: str, max_burst: int, what: str = "count") -> int:
     value = raw.strip()
-    if not re.fullmatch(r"\d+", value):
+    count = digits(value)  # ASCII (`\d` also took "٥"), and a count (5,000 digits: a traceback)
+    if count is None:
         raise UsageError(
             i18n._(
                 "{path}:{line}: {what} {value!r} is not a whole number of cards (0-{most})"
-            ).format(path=path, line=line, what=what, value=value, most=max_burst)
+            ).format(path=path, line=line, what=what, value=value[:40], most=max_burst)
         )
-    count = int(value)
     if count > max_burst:
         raise UsageError(
             i18n._("{path}:{line}: {count} cards is more than max_burst ({most})").format(

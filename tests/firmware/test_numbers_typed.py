@@ -9,6 +9,9 @@ words, and a refusal quoted all 100,000 digits back."""
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
 
 from engine.cli import main as unoattack
@@ -115,3 +118,38 @@ def test_a_number_in_a_name_value_pair_is_ascii_digits(capsys, argv: list[str], 
     """(`--option stacking=²` passed `isdigit`, then failed `int`: a ValueError traceback.)"""
     code, _out, err = run_main(unoattack, [a.format(typed) for a in argv], capsys)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err[-500:]
+
+
+@pytest.mark.parametrize(
+    "text", ["1\n2\n" + "9" * 5000 + "\n", "1\n٥\n3\n", "row,press_id,ejected\npress,1,٥\n"]
+)
+def test_a_count_in_a_recording_is_ascii_digits(capsys, tmp_path, text: str) -> None:
+    """`launcher model fit FILE`: a count of 5,000 digits was a ValueError traceback, and "٥"
+    (which `\\d` matches) a count of 5."""
+    recording = tmp_path / "counts.txt"
+    recording.write_text(text, encoding="utf-8")
+    code, _out, err = run_main(launcher, ["model", "fit", str(recording)], capsys)
+    assert code == 2 and err.count("\n") == 1, err[-400:]
+    assert "is not a whole number of cards (0-12)" in err and len(err) < 300
+
+
+@pytest.mark.parametrize("port", ["²", "9" * 5000])
+def test_a_dask_port_is_ascii_digits(capsys, port: str) -> None:
+    """(`--executor dask://host:²` passed isdigit and failed int: a traceback.)"""
+    code, _out, err = run_main(unoattack, ["sim", "--executor", f"dask://h:{port}"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "use local or dask://HOST:PORT" in err
+
+
+@pytest.mark.parametrize("seat", ["²", "9" * 5000])
+def test_a_seat_in_a_state_file_is_ascii_digits(capsys, monkeypatch, tmp_path, seat: str) -> None:
+    """A state file whose `hands_left` named seat "²" (`isdigit`, then `int` failed): a
+    ValueError traceback instead of the loader's one line."""
+    state = tmp_path / "table.json"
+    table = ["table", "--port", "none", "--players", "Ann,Bob", "--state", str(state)]
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # the end of input ends the table
+    assert run_main(unoattack, table, capsys)[0] == 0  # a game saved
+    data = json.loads(state.read_text())
+    data["referee"]["hands_left"] = {seat: []}
+    state.write_text(json.dumps(data))
+    code, _out, err = run_main(unoattack, table, capsys)
+    assert code == 2 and err.count("\n") == 1 and "`hands_left` must be seats as keys" in err
