@@ -209,7 +209,7 @@ def read_file(path: str) -> SweepSpec:
     """Read a sweep TOML file (InputError, exit 2, naming the file and the key)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = textfile.read_text(p)  # UTF-8, a BOM allowed; not /dev/zero
     except FileNotFoundError:
         raise InputError(_("{path}: no such sweep file").format(path=path)) from None
     except IsADirectoryError:

@@ -1371,7 +1371,7 @@ def load_state(path: Path) -> StateFile:
     """Read a state file written by `TableSession.save`; InputError (one line, naming the file
     and the field) for anything else."""
     try:
-        data = textfile.parse_json(Path(path).read_text(encoding="utf-8"))
+        data = textfile.parse_json(textfile.read_text(path))  # a BOM allowed; not /dev/zero
     except OSError as exc:
         raise InputError(
             _("{path}: cannot read state file: {strerror}").format(path=path, strerror=exc.strerror)

@@ -395,7 +395,7 @@ class _Section:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = path.read_bytes()
+        data = textfile.read_bytes(path)  # (at most textfile.MOST_BYTES: not /dev/zero)
     except OSError as exc:
         raise ConfigError(
             i18n._("{path}: cannot read the config file: {error}").format(

@@ -289,13 +289,25 @@ def _read_plain(path: str, text: str, max_burst: int) -> list[int]:
 
 def _read_csv(path: str, text: str, max_burst: int) -> list[int]:
     reader = csv.DictReader(io.StringIO(text))
+    try:
+        return _csv_counts(path, reader, max_burst)
+    except csv.Error as exc:  # a field over csv's 128 KB limit, a NUL: it was a traceback
+        raise UsageError(
+            i18n._("{path}:{line}: not a CSV row ({error})").format(
+                path=path, line=max(reader.line_num, 1), error=exc
+            )
+        ) from None
+
+
+def _csv_counts(path: str, reader: csv.DictReader[str], max_burst: int) -> list[int]:
     fields = [f.strip() for f in reader.fieldnames or []]
     reader.fieldnames = fields
     column = "ejected" if "ejected" in fields else "planned" if "planned" in fields else None
     if column is None:
         raise UsageError(
             i18n._("{path}:1: a CSV needs an 'ejected' or 'planned' column, found {fields}").format(
-                path=path, fields=", ".join(fields)
+                path=path,
+                fields=", ".join(fields)[:60],  # (not a whole 100 KB header)
             )
         )
     counts = []

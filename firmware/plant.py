@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from firmware import textfile
 from firmware.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,7 @@ def read_state(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     if path.is_dir():
         raise UsageError(f"--plant-state {path} is a directory; give a file path")
     try:
-        text = path.read_bytes()
+        text = textfile.read_bytes(path)  # (at most textfile.MOST_BYTES: not /dev/zero)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -122,7 +123,7 @@ def read_state(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        data = json.loads(text)
+        data = textfile.parse_json(textfile.decode(text))  # (nested too deep: ValueError)
         hopper = data["hopper"]
         total = data.get("ejected_total", 0)
         loads = data.get("loads", [])

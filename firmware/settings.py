@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from firmware import textfile
 from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS
 from firmware.errors import CommandError
 from firmware.feature import Feature
@@ -134,14 +135,14 @@ class SettingsStore:
     def _open(self) -> None:
         assert self.path is not None
         try:
-            raw = self.path.read_bytes()
+            raw = textfile.read_bytes(self.path)  # (at most textfile.MOST_BYTES)
         except FileNotFoundError:
             return
         except OSError as exc:
             self._corrupt(f"cannot read it: {exc.strerror or exc}")
             return
         try:
-            doc = json.loads(raw.decode("utf-8"))
+            doc = textfile.parse_json(raw.decode("utf-8"))  # (nested too deep: ValueError)
             if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 raise ValueError(f"not a format {FORMAT} settings file")
             unknown = set(doc) - {"format", "jam", "personality"}
