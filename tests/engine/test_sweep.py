@@ -298,7 +298,7 @@ def test_an_unusable_sweep_file_is_a_one_line_usage_error(
 
 def _binary(folder: Path) -> Path:
     path = folder / "sweep.toml"
-    path.write_bytes(b"\xff\xfe\x00garbage")
+    path.write_bytes(b"\x80\x81\x00garbage")  # (not \xff\xfe: the UTF-16 mark, read as UTF-16)
     return path
 
 
