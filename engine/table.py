@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+import unicodedata
 from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ from engine.words import colour_name
 from firmware import textfile
 from firmware.commandline import CtrlC, digits, whole_number
 from firmware.jam import JamParams
-from i18n import N_, _, message_of
+from i18n import N_, _, message_of, number
 from wire.text import news
 
 # Fire reasons that mean "nothing was pressed": the press never reached the mechanism. A press
@@ -70,6 +71,10 @@ HISTORY_LIMIT = 30  # undo steps kept in the state file
 MAX_FIRED = JamParams.max_burst
 # A press sent from the keyboard waits this long for the box's fire event before the next line.
 FIRE_WAIT_S = 30.0
+# A typed line, from the keyboard, a pipe or a phone: a hand of 100 cards fits, and a word is a
+# card, a command, a number or a name (at most referee.MAX_NAME): anything longer is no move.
+MAX_LINE = 1000
+MAX_WORD = 40
 
 
 def refused(event: dict[str, Any]) -> bool:
@@ -152,6 +157,34 @@ class _Mark:
     dispense_hold: bool
     box_hopper: int | None
     last_hitter: int | None
+
+
+def line_problem(text: str) -> str | None:
+    """Why a typed line can be no move or command, in one line; None when it may be one. A
+    control character (an escape sequence piped in, a form feed) would be echoed to the
+    terminal by the refusal, and a word of 100,000 characters quoted back whole."""
+    for char in text:
+        if "\udc80" <= char <= "\udcff":  # a byte that is not UTF-8 (surrogateescape)
+            return _("a line that is not UTF-8 text: type cards, commands and names as plain text")
+        if char != "\t" and unicodedata.category(char) in _NOT_TYPED:
+            return _(
+                "a line with the control character U+{code:04X}: type cards, commands and "
+                "names as plain text"
+            ).format(code=ord(char))
+    if len(text) > MAX_LINE:
+        return _("a line of {count} characters: a line is at most {most}").format(
+            count=number(len(text)), most=number(MAX_LINE)
+        )
+    for word in text.split():
+        if len(word) > MAX_WORD:
+            return _(
+                "`{start}...` is {count} characters long: a card, a command, a number or a "
+                "name is at most {most}"
+            ).format(start=word[:20], count=number(len(word)), most=MAX_WORD)
+    return None
+
+
+_NOT_TYPED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 class TableSession:
@@ -320,6 +353,10 @@ class TableSession:
         answers)."""
         with self._lock:
             text = line.strip()
+            problem = line_problem(text)
+            if problem:
+                self._refuse(problem)  # (the same question, if one was asked, again)
+                return True
             asked = self.asking
             if asked is not None:
                 if not text:
