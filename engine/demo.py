@@ -34,7 +34,7 @@ from typing import Any, TextIO
 from engine.boxport import check_speed, mock_box, mock_config
 from engine.errors import InputError, UnoError
 from engine.words import plural, shown
-from firmware.commandline import CtrlC, decimal, die_with_parent, whole_number
+from firmware.commandline import CtrlC, decimal, die_with_parent, say_error, whole_number
 from i18n import _, number
 from wire.text import news
 
@@ -764,6 +764,9 @@ def run_demo(args: argparse.Namespace) -> int:
         from engine.web.demo_web import run
 
         return run(args, text)
+    from engine.web.demo_web import check_without_web
+
+    check_without_web(args)
     return play(text, args, sys.stdout)
 
 
@@ -784,7 +787,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
             screen.line(_("interrupted: stopping the box"))
             return 130
         except UnoError as exc:
-            print(f"unoattack demo: {exc}", file=sys.stderr)
+            say_error("unoattack demo", exc)
             return 1
     summary["box_exit"] = box.proc.returncode if box.proc is not None else None
     show_summary(screen, summary)

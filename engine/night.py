@@ -28,7 +28,7 @@ from engine.rules import parse_option, rules_for
 from engine.schedule import MAX_NIGHT_PLAYERS, ROUNDS_EACH, Schedule, Standings, rotation
 from engine.scoring import round_gains
 from engine.sim import add_option_argument, check_bots, play_round
-from firmware.commandline import whole_number
+from firmware.commandline import goes_with, whole_number
 from firmware.jam import JamModel, JamParams
 from i18n import _, ngettext, number
 from i18n.layout import columns
@@ -192,6 +192,19 @@ def run(args: argparse.Namespace) -> int:
     """`unoattack schedule`."""
     names = [n.strip() for n in args.names.split(",")] if args.names else []
     schedule = rotation(args.players, args.tables, names)
+    problem = goes_with(
+        "--sim",
+        {
+            "--cycles": args.cycles != 1,
+            "--seed": args.seed != 0,
+            "--deck": args.deck != "attack",
+            "--mode": args.mode != "teams",
+            "--bots": args.bots != "heuristic",
+            "--option": bool(args.option),
+        },
+    )
+    if problem and not args.sim:
+        raise InputError(problem)
     night = None
     if args.sim:
         night = play_night(

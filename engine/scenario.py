@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import tomllib
 from collections import Counter
 from collections.abc import Mapping
@@ -24,6 +23,7 @@ from engine.launchers import ScriptedLauncher
 from engine.rules import PRESET_NAMES, rules_for
 from engine.scoring import SCORING_MODES
 from firmware import textfile
+from firmware.commandline import say_error
 from i18n import _
 
 TOP_KEYS = ("deck", "rules", "players", "dealer", "seed", "mode", "options", "start", "actions")
@@ -294,7 +294,7 @@ def _handler(args: argparse.Namespace) -> int:
     try:
         out, code = run_file(args.file)
     except InputError as exc:
-        print(f"unoattack scenario: {exc}", file=sys.stderr)
+        say_error("unoattack scenario", exc)
         return EXIT_MALFORMED
     # The output is JSON either way: one line with --json, indented for reading without it.
     print(json.dumps(out) if args.json else json.dumps(out, indent=2))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import errno
 import importlib
 import importlib.metadata
 import io
@@ -85,6 +86,38 @@ def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
 _DECIMAL = re.compile(rf"-?(?:[0-9]{{1,{MAX_DIGITS}}}(?:\.[0-9]*)?|\.[0-9]+)")
 
 
+_LONG_WORD = re.compile(r"\S{201,}")
+
+
+def one_line(text: object) -> str:
+    """An error line as a command prints it: a control character or a line break in it (from
+    a value given: `--deck $'a\\n\\x1b[2J'`, a file name) escaped (`\\n`, `\\x1b`), and a
+    word longer than 200 characters (no path is: a value pasted by mistake) cut to its first
+    60. The one place: every command's stderr line goes through it."""
+    escaped = "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in str(text)
+    )
+    return _LONG_WORD.sub(lambda m: m.group()[:60] + "...", escaped)
+
+
+def goes_with(needed: str, given: Mapping[str, bool]) -> str | None:
+    """The refusal of the first option `given` (True: the user set it) that only `needed`
+    reads, or None: an option that would do nothing is refused, never silently ignored
+    (`demo --http ...` without --web, `schedule --seed 5` without --sim)."""
+    for option, is_given in given.items():
+        if is_given:
+            return i18n._("{option} goes with {needed}: add {needed}").format(
+                option=option, needed=needed
+            )
+    return None
+
+
+def say_error(prog: str, message: object) -> None:
+    """`prog: message` on stderr, as `one_line`."""
+    print(one_line(f"{prog}: {message}"), file=sys.stderr)
+
+
 def _shown(text: str) -> str:
     """What a refusal quotes of a value given: its first 40 characters."""
     return text if len(text) <= 40 else text[:40] + "..."
@@ -158,7 +191,7 @@ class _Parser(argparse.ArgumentParser):
                 )
                 message = said.format(choices=", ".join(sub.choices))
 
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, one_line(f"{self.prog}: error: {message}") + "\n")
 
     def _subcommands(self) -> argparse._SubParsersAction | None:
         return next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
@@ -254,7 +287,7 @@ def run(
     try:
         argv = i18n.choose(argv)  # --lang, else the environment's language, else English
     except i18n.LanguageError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+        say_error(prog, exc)
         return EXIT_USAGE
     command = argv[0] if argv and argv[0] in commands else None
     # (Ctrl-C while the command's modules load, a second on a busy Pi: firmware/entry.py.)
@@ -262,7 +295,7 @@ def run(
     try:
         return int(args.func(args) or 0)
     except own_error as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+        say_error(prog, exc)
         return int(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -273,12 +306,15 @@ def run(
     except (UnicodeDecodeError, OSError) as exc:
         # Last line of defence: a file or device the user named cannot be used. The command
         # should have said so itself; one line here still beats a traceback.
-        print(f"{prog}: {_describe_os_error(exc)}", file=sys.stderr)
+        say_error(prog, _describe_os_error(exc))
         return EXIT_USAGE if _is_user_path_error(exc) else 1
 
 
 def _is_user_path_error(exc: BaseException) -> bool:
-    """A path that does not exist, is a directory, or is not ours to use: the user's input."""
+    """A path that does not exist, is a directory, is too long to be a file name, or is not
+    ours to use: the user's input."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        return True
     return isinstance(
         exc,
         UnicodeDecodeError

@@ -26,6 +26,7 @@ from firmware.commandline import (
     EXIT_INTERRUPTED,
     CtrlC,
     integer,
+    say_error,
     seconds,
     stop_when_reader_goes,
 )
@@ -195,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         if args.state is not None:
             _check_state_path(args.state)
     except ValueError as exc:
-        print(f"launcher send: {exc}", file=sys.stderr)
+        say_error("launcher send", exc)
         return EXIT_USAGE
     from wire.client import BoxError, command_frame
 
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         try:  # a count too long for a frame: said before the port is opened
             command_frame("send", args.op, given)
         except BoxError as exc:
-            print(f"launcher send: {exc}", file=sys.stderr)
+            say_error("launcher send", exc)
             return EXIT_USAGE
     # However many Ctrl-C come: the first stops the command, none cuts the port's closing short.
     with CtrlC(until_exit=True) as ctrl_c:
@@ -237,7 +238,7 @@ def _send(args: argparse.Namespace, given: dict[str, int], ctrl_c: CtrlC) -> int
             _print(args, reply, lambda: describe_reply(op, reply))
             return EXIT_OK
     except BoxError as exc:
-        print(f"launcher send: {exc}", file=sys.stderr)
+        say_error("launcher send", exc)
         return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_RUNTIME
     except KeyboardInterrupt:
         # The reader of our pipe leaving ends a watch quietly; Ctrl-C is 130, as everywhere.

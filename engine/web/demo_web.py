@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.demo import Spectator
 from engine.errors import UnoError
-from firmware.commandline import CtrlC, decimal, whole_number
+from firmware.commandline import CtrlC, decimal, goes_with, say_error, whole_number
 
 if TYPE_CHECKING:
     from engine.web.server import WebServer
@@ -120,6 +120,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_web_arguments(p)
 
 
+def check_without_web(args: argparse.Namespace) -> None:
+    """`demo` without --web: an option only the web demo reads is refused (InputError), not
+    ignored (`demo --http 0.0.0.0:8500` played in the terminal, and nobody could join)."""
+    import os
+
+    from engine.errors import InputError
+    from engine.web.server import DEFAULT_HTTP
+
+    given = {
+        "--pace": args.pace != DEFAULT_PACE,
+        "--wait-pages": args.wait_pages != 1,
+        "--http": args.http != DEFAULT_HTTP,
+        "--code": args.code not in (None, os.environ.get("UNOATTACK_CODE") or None),
+        "--allow-host": bool(args.allow_host),
+    }
+    problem = goes_with("--web", given)
+    if problem:
+        raise InputError(problem)
+
+
 def run(
     args: argparse.Namespace,
     config_text: str,
@@ -192,7 +212,7 @@ def run(
         except KeyboardInterrupt:
             pass
         except UnoError as exc:
-            print(f"unoattack demo: {exc}", file=sys.stderr)
+            say_error("unoattack demo", exc)
             return 1
         finally:
             server.close()

@@ -15,7 +15,6 @@ import fcntl
 import ipaddress
 import socket
 import struct
-import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
@@ -33,7 +32,7 @@ from engine.web.connections import (
 )
 from engine.web.hub import Hub
 from engine.web.table_service import TableService
-from firmware.commandline import digits
+from firmware.commandline import digits, say_error
 
 __all__ = ["DEFAULT_HTTP", "WebServer", "check_web_arguments", "parse_http"]
 
@@ -289,7 +288,7 @@ class WebServer:
             try:
                 work(self.stop)
             except Exception as exc:  # a worker must not die silently
-                print(f"unoattack: {work.__name__} stopped: {exc}", file=sys.stderr)
+                say_error("unoattack", f"{work.__name__} stopped: {exc}")
                 if self.service is not None:
                     self.service.announce([f"{work.__name__} stopped: {exc}"], {"error": True})
 
