@@ -71,9 +71,10 @@ HISTORY_LIMIT = 30  # undo steps kept in the state file
 MAX_FIRED = JamParams.max_burst
 # A press sent from the keyboard waits this long for the box's fire event before the next line.
 FIRE_WAIT_S = 30.0
-# A typed line, from the keyboard, a pipe or a phone: a hand of 100 cards fits, and a word is a
-# card, a command, a number or a name (at most referee.MAX_NAME): anything longer is no move.
-MAX_LINE = 1000
+# A typed line, from the keyboard, a pipe or a phone (`line_problem`, the one check): the longest
+# real one (a hand) is ~60, and a word is a card, a command, a number or a name (at most
+# referee.MAX_NAME): anything longer is no move.
+MAX_LINE = 200
 MAX_WORD = 40
 
 

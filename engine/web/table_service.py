@@ -28,7 +28,15 @@ from typing import Any
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
 from engine.referee import Referee
-from engine.table import MAX_FIRED, StateFile, TableSession, add_game_arguments, build_session
+from engine.table import (
+    MAX_FIRED,
+    MAX_LINE,
+    StateFile,
+    TableSession,
+    add_game_arguments,
+    build_session,
+    line_problem,
+)
 from engine.web.box_panel import BoxPanel
 from engine.words import colour_name
 from i18n import N_, _, lines_of, message_of
@@ -44,7 +52,6 @@ __all__ = [
     "open_table",
 ]
 
-MAX_LINE = 200  # characters in one command line; the longest real one (a hand) is ~60
 # The box panel's controls, and the wire op (wire/ops.py) each one is.
 BOX_CONTROLS = {
     "reset": "reset",
@@ -76,10 +83,9 @@ def check_line(line: object) -> str | None:
         return _("line must be a string (a command line of `unoattack table`), not {kind}").format(
             kind=_kind(line)
         )
-    if len(line) > MAX_LINE:
-        return _("line of {n} characters: at most {most}").format(n=len(line), most=MAX_LINE)
-    if any(not ch.isprintable() for ch in line):
-        return _("line has control characters (a newline, a tab, ...): one command line per action")
+    problem = line_problem(line)  # (length, control characters: as typed at a terminal)
+    if problem:
+        return problem
     if not line.strip():
         return _("empty line: type a card or a command (`help` lists them)")
     head = line.split()[0].lower()

@@ -40,10 +40,10 @@ def _said(out: io.StringIO, start: int) -> list[str]:
         ("R\x00", "control character U+0000"),
         ("R5 \udcff", "not UTF-8 text"),
         (
-            "catch " + "A" * 500,
-            "`AAAAAAAAAAAAAAAAAAAA...` is 500 characters long: a card, a command",
+            "catch " + "A" * 100,
+            "`AAAAAAAAAAAAAAAAAAAA...` is 100 characters long: a card, a command",
         ),
-        ("hand Ann " + "R5 " * 400, f"a line of 1,208 characters: a line is at most {MAX_LINE:,}"),
+        ("hand Ann " + "R5 " * 70, f"a line of 218 characters: a line is at most {MAX_LINE}"),
     ],
 )
 def test_a_line_that_can_be_no_move_is_one_plain_refusal(line: str, reason: str) -> None:

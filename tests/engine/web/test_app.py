@@ -154,7 +154,7 @@ BAD_HTTP = [
     ("/api/act", {"line": "R5", "as": "root"}, 400, "unknown field `as`"),
     ("/api/act", {"line": "fly"}, 422, "`fly` is neither a card"),
     ("/api/act", {"line": "quit"}, 422, "`quit` is for the terminal"),
-    ("/api/act", {"line": "R5\nR7"}, 422, "control characters"),
+    ("/api/act", {"line": "R5\nR7"}, 422, "the control character U+000A"),
     ("/api/act", {"line": "R" * 500}, 422, "at most 200"),
     ("/api/box", {"op": "fly"}, 400, "unknown box control `fly`"),
     ("/api/box", {"op": "reset", "params": {"a": 1}}, 400, "`reset` takes no `params`"),
