@@ -63,7 +63,7 @@ def _seat(
     value = data.get(key)
     if optional and value is None:
         return None
-    if isinstance(value, bool) or value not in seats:
+    if type(value) is not int or value not in seats:  # (1.0 == 1: a float seat was an index)
         allowed = ", ".join(map(str, seats))
         raise _bad(
             where + key, f"a seat in play ({allowed}){' or null' if optional else ''}", value
@@ -191,7 +191,7 @@ def _round(ref: Referee, play: dict[str, Any], in_game: list[int]) -> BlindRound
         raise _bad(w + "hand", "0 for a player out of the game", hand)
     _seat(play, "turn", in_game, w)
     direction = play.get("direction")
-    if direction not in (1, -1) or isinstance(direction, bool):
+    if type(direction) is not int or direction not in (1, -1):
         raise _bad(w + "direction", "1 (left) or -1 (right)", direction)
     _color(play, "color", w)
     top_text = play.get("top")
@@ -217,7 +217,7 @@ def _round(ref: Referee, play: dict[str, Any], in_game: list[int]) -> BlindRound
     for key in ("window", "wd4_by", "last_seat", "winner"):
         _seat(play, key, in_game, w, optional=True)
     called = play.get("uno_called", [])
-    if not isinstance(called, list) or any(c not in in_game or isinstance(c, bool) for c in called):
+    if not isinstance(called, list) or any(type(c) is not int or c not in in_game for c in called):
         raise _bad(w + "uno_called", "a list of seats in play", called)
     if not isinstance(play.get("fired_play", False), bool):
         raise _bad(w + "fired_play", "true or false", play.get("fired_play"))
@@ -250,7 +250,7 @@ def _due(due: Any, where: str, seats: list[int], *, attack: bool) -> None:
     if (kind == "cards") == attack:
         raise _bad(where[:-1], "hits in UNO Attack, cards in classic", due)
     face = due.get("face")
-    if face is not None and face not in EFFECTS:
+    if face is not None and (not isinstance(face, str) or face not in EFFECTS):  # ([] unhashable)
         raise _bad(where + "face", "a card face or null", face)
     if not isinstance(due.get("fresh", False), bool):
         raise _bad(where + "fresh", "true or false", due.get("fresh"))
