@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # same name; it says nothing about this project, so it is not shown.
 INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e
 
-.PHONY: demo test perf lint format clean browser screenshots catalogs messages
+.PHONY: demo test perf lint format clean browser screenshots catalogs messages pi-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -72,9 +72,17 @@ screenshots: $(STAMP) catalogs browser
 perf: $(VENV)/.perf catalogs
 	@for f in tests/perf/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
+# The box on an emulated Raspberry Pi: arm64 and armhf Debian 12 under qemu-user, installed by
+# systemd/install.sh as a box owner installs it, then driven as systemd and the owner would
+# (hardware/pi-setup.md). Root only; the Debian images are cached in $$PI_CHECK_CACHE
+# (/var/cache/unoattack-pi-check). Stdlib Python: it needs no venv.
+pi-check:
+	$(PYTHON) tools/pi_check.py
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

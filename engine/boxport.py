@@ -23,6 +23,7 @@ from typing import Any
 
 from engine.errors import InputError
 from firmware.commandline import decimal, whole_number
+from i18n import _, number
 
 __all__ = [
     "PORT_WORDS",
@@ -36,11 +37,8 @@ __all__ = [
     "open_box",
 ]
 
-# What `--port` may take besides a port, and what each means (for `--help`).
-PORT_WORDS = {
-    "mock": "a box on mock pins, started as `unoattack demo` starts it",
-    "none": "no box",
-}
+# What `--port` may take besides a port (`--help` says what each means).
+PORT_WORDS = ("mock", "none")
 MOCK_TIMEOUT_S = 10.0  # the mock box's replies, on a loaded machine
 
 
@@ -49,24 +47,27 @@ def add_box_arguments(p: argparse.ArgumentParser, *, mock: bool) -> None:
     mock box. What the command takes is kept in the parsed arguments (`box_words`)."""
     from engine.demo import DEFAULT_SPEED
 
-    words = {k: v for k, v in PORT_WORDS.items() if mock or k != "mock"}
-    p.set_defaults(box_words=tuple(words))
-    p.add_argument(
-        "--port",
-        required=True,
-        help="the box's serial port (or a pyserial URL), "
-        + " or ".join(f"`{k}` ({v})" for k, v in words.items()),
-    )
+    p.set_defaults(box_words=tuple(w for w in PORT_WORDS if mock or w != "mock"))
+    if mock:
+        port_help = _(
+            "the box's serial port (or a pyserial URL), `mock` (a box on mock pins, started as "
+            "`unoattack demo` starts it) or `none` (no box)"
+        )
+    else:
+        port_help = _("the box's serial port (or a pyserial URL), `none` (no box)")
+    p.add_argument("--port", required=True, help=port_help)
     if not mock:
         return
     p.add_argument(
         "--speed",
         type=decimal,
         default=DEFAULT_SPEED,
-        help=f"--port mock: divide the mock box's timings by this (default {DEFAULT_SPEED:g})",
+        help=_("--port mock: divide the mock box's timings by this (default {speed})").format(
+            speed=number(DEFAULT_SPEED)
+        ),
     )
     p.add_argument(
-        "--seed", type=whole_number, default=1, help="--port mock: the mock box's seed (1)"
+        "--seed", type=whole_number, default=1, help=_("--port mock: the mock box's seed (1)")
     )
 
 

@@ -270,9 +270,7 @@ def load_deck(name_or_path: str | Path) -> Deck:
     try:
         data = textfile.parse_toml(textfile.read_text(path))  # UTF-8, a BOM allowed
     except OSError as exc:
-        raise InputError(
-            _("{path}: cannot read deck file: {strerror}").format(path=path, strerror=exc.strerror)
-        ) from None
+        raise InputError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:
         # A binary file (an image, a zip) given by mistake: name it rather than the codec.
         raise InputError(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from firmware.entry import start
+from firmware.entry import N_, start
 
 TYPE_CHECKING = False  # (not `typing`'s: nothing more is imported before `main` runs)
 if TYPE_CHECKING:
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 PROG = "unoattack"
-DESCRIPTION = "UNO Attack rules engine, referee and box client."
+DESCRIPTION = N_("UNO Attack rules engine, referee and box client.")
 
 COMMANDS: dict[str, str] = {
     "deck": "engine.cards_cli",

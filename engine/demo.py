@@ -63,6 +63,7 @@ SCALED: dict[tuple[str, str], float] = {
     ("ejector", "pulse_ms"): 1,
     ("ejector", "recovery_ms"): 0,
     ("ejector", "flywheel_spinup_ms"): 0,
+    ("ejector", "retract_ms"): 1,  # the reverse phase after every motor burst
 }
 
 
@@ -138,7 +139,7 @@ def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
                 number = min(number, interval / 4)
             elif key == "settle_ms":
                 floor = _settle_floor(values, speed)
-            number = max(floor, number)
+            number = max(floor, number) if number > 0 else 0.0  # what is off (0) stays off
             new = f"{number:.2f}" if key.endswith("_s") else str(round(number))
         elif section == "patterns" and key == "time_scale":
             new = f"{min(1.0, float(value) / speed):.4g}"  # suspense pauses shorten too

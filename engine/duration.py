@@ -20,8 +20,10 @@ put there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from firmware.config import Config
+if TYPE_CHECKING:  # the box's config reader is the caller's to import (`sweep` does)
+    from firmware.config import HostConfig
 
 # Defaults for the players' part of the estimate (seconds); a sweep may set its own.
 TURN_SECONDS = 4.0
@@ -36,8 +38,9 @@ class BoxTimes:
     card_ms: float
 
     @classmethod
-    def from_config(cls, cfg: Config) -> BoxTimes:
-        """The box's times, read from a loaded config."""
+    def from_config(cls, cfg: HostConfig) -> BoxTimes:
+        """The box's times, read from a box's config (`firmware.config.read_for_host`; the
+        box's own `Config` has the same sections)."""
         ejector, timing, plant = cfg.ejector, cfg.timing, cfg.plant
         burst = float(timing.cooldown_ms)
         if cfg.pins.flywheel is not None:

@@ -30,13 +30,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from queue import SimpleQueue
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from engine.errors import InputError, UnoError
 from firmware.commandline import STOP_SIGNALS, CtrlC, die_with_parent, digits
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "DaskExecutor",
@@ -232,7 +233,10 @@ class ProcessExecutor(_Stoppable):
     """A pool of `workers` local processes."""
 
     def __init__(self, workers: int, ctrl_c: CtrlC | None = None) -> None:
+        # Imported here: every command line (`unoattack --help`, `sim --workers 1`) would pay
+        # for the process pool's modules otherwise.
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
         self.workers = workers
         context = multiprocessing.get_context(_start_method())
@@ -245,6 +249,8 @@ class ProcessExecutor(_Stoppable):
         super().__init__(ctrl_c)
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
+        from concurrent.futures.process import BrokenProcessPool
+
         def submit(index: int) -> Future[R]:
             try:
                 with _signals_held():  # the pool starts its workers in `submit`

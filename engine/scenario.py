@@ -272,7 +272,7 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         text = textfile.read_text(path)  # UTF-8, a BOM allowed
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise InputError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a text file: a scenario is UTF-8 TOML") from None
     try:

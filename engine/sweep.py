@@ -65,6 +65,7 @@ from firmware.commandline import (
     figure_bytes,
     whole_number,
 )
+from firmware.config import HostConfig
 from firmware.errors import ConfigError
 from firmware.jam import JamParams, from_mapping
 from i18n import _, in_reader_language, number
@@ -209,17 +210,13 @@ def read_file(path: str) -> SweepSpec:
     """Read a sweep TOML file (InputError, exit 2, naming the file and the key)."""
     p = Path(path)
     try:
-        text = textfile.read_text(p)  # UTF-8, a BOM allowed; not /dev/zero
-    except FileNotFoundError:
-        raise InputError(_("{path}: no such sweep file").format(path=path)) from None
-    except IsADirectoryError:
-        raise InputError(_("{path}: is a directory, not a sweep file").format(path=path)) from None
+        text = textfile.read_text(p)  # UTF-8, a BOM allowed, as every file a person gives us
+    except OSError as exc:
+        raise InputError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:
         raise InputError(
             _("{path}: not a text file (a sweep file is UTF-8 TOML)").format(path=path)
         ) from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         doc = textfile.parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
@@ -360,7 +357,9 @@ class Setting:
     press_seconds: float
 
 
-def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.load) -> list[Setting]:
+def build_plan(
+    spec: SweepSpec, *, loader: Callable[[str], HostConfig] = box_config.read_for_host
+) -> list[Setting]:
     """Every setting of the sweep, checked before anything runs."""
     base = spec.base or {}
     grid = spec.grid or {}
@@ -382,7 +381,7 @@ def build_plan(spec: SweepSpec, *, loader: Callable[[str], Any] = box_config.loa
         raise InputError(
             f"{count} settings of {spec.games} games: at most {MAX_GAMES} games in all"
         )
-    configs: dict[str, tuple[Any, BoxTimes]] = {}
+    configs: dict[str, tuple[HostConfig, BoxTimes]] = {}
     plan: list[Setting] = []
     keys = list(grid)
     for entry in entries:
@@ -828,7 +827,7 @@ def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
     matplotlib.use("Agg")  # files only; never needs a display
     import matplotlib.pyplot as plt
 
-    panels = [
+    panels: list[tuple[str, Sequence[Sequence[float]]]] = [
         ("minutes per game (estimated)", [minutes(s, st) for s, st in finished]),
         ("rounds per game", [[r.rounds for r in st.rows or ()] for _, st in finished]),
         ("turns per game", [[r.turns for r in st.rows or ()] for _, st in finished]),

@@ -1342,6 +1342,7 @@ class TableSession:
             finally:
                 stop.set()
                 ready.set()
+                console.stop_reading()  # what is said from here on is printed at once
             if code != 1:
                 self.goodbye()
             console.close()

@@ -22,6 +22,7 @@ from firmware.commandline import (
     stop_when_reader_goes,
     whole_number,
 )
+from i18n import _
 from wire.text import describe
 
 __all__ = ["describe", "register", "run_watch", "stop_when_reader_goes"]
@@ -31,20 +32,22 @@ def register(subparsers: Any) -> None:
     """Add the `watch` subcommand."""
     p = subparsers.add_parser(
         "watch",
-        help="print the box's events live",
-        description="Print every event of the box as it arrives, one line each, until Ctrl-C.",
+        help=_("print the box's events live"),
+        description=_("Print every event of the box as it arrives, one line each, until Ctrl-C."),
     )
-    p.add_argument("--port", required=True, help="the box's serial port (or a pyserial URL)")
-    p.add_argument("--json", action="store_true", help="print each event as a JSON line")
+    p.add_argument("--port", required=True, help=_("the box's serial port (or a pyserial URL)"))
+    p.add_argument("--json", action="store_true", help=_("print each event as a JSON line"))
     p.add_argument(
-        "--count", type=whole_number, default=0, help="stop after this many events (0: never)"
+        "--count", type=whole_number, default=0, help=_("stop after this many events (0: never)")
     )
     p.add_argument(
         "--replay",
         action="store_true",
-        help="first print every event the box still keeps in its journal, then live ones",
+        help=_("first print every event the box still keeps in its journal, then live ones"),
     )
-    p.add_argument("--timeout", type=seconds, default=5.0, help="seconds to wait for the box (5)")
+    p.add_argument(
+        "--timeout", type=seconds, default=5.0, help=_("seconds to wait for the box (5)")
+    )
     p.set_defaults(func=run_watch)
 
 

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from i18n import Nn_, _, ngettext, number, percent
+from firmware.checks import BadValue, Check, boolean, whole_number
+from i18n import Nn_, Text, _, ngettext, number, percent
 from i18n.layout import columns
 
 _MS = 1_000_000
@@ -34,16 +35,24 @@ class AttenuationConfig:
     curve: tuple[float, ...] = (0.5, 0.25, 0.0)
     spam_sound: bool = True
 
-    def check(self) -> None:
-        """``ValueError`` naming the key when a value is out of range."""
-        if not 0 <= self.window_ms <= MAX_WINDOW_MS:
-            raise ValueError(f"window_ms must be from 0 to {MAX_WINDOW_MS}, got {self.window_ms}")
-        if not 1 <= len(self.curve) <= MAX_CURVE:
-            raise ValueError(f"curve must list 1 to {MAX_CURVE} factors")
-        if not all(0.0 <= f <= 1.0 for f in self.curve):
-            raise ValueError(
-                "curve factors must be numbers from 0 to 1 (they only take cards away)"
-            )
+
+def _curve(value: object) -> tuple[float, ...]:
+    rule = Text("must list 1 to {most} factors from 0 to 1", most=MAX_CURVE)
+    if not isinstance(value, list | tuple) or not 1 <= len(value) <= MAX_CURVE:
+        raise BadValue(rule)
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
+            raise BadValue(rule)  # (a NaN is not from 0 to 1 either)
+    return tuple(float(v) for v in value)
+
+
+# The check of each [attenuation] key: the config file's reader and `settings.set`
+# (``attenuation.KEY``, all three) run the same one. Factors 0 to 1 only take cards away.
+KEYS: dict[str, Check[Any]] = {
+    "window_ms": whole_number(0, MAX_WINDOW_MS),
+    "curve": _curve,
+    "spam_sound": boolean,
+}
 
 
 def factor(curve: Sequence[float], rapid: int) -> float:
@@ -107,7 +116,7 @@ class Attenuator:
         if not self.enabled:
             return [_("rapid-press attenuation: off ([attenuation] window_ms = 0)")]
         into = Nn_("{n} card ->", "{n} cards ->")
-        rows = [
+        rows: list[list[str]] = [
             [_("press in a rapid run"), _("factor"), ngettext(*into, 3).format(n=number(3)),
              ngettext(*into, 8).format(n=number(8)), _("cards per press")]
         ]  # fmt: skip

@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import i18n
 from firmware.atomic import write_atomic
@@ -41,12 +41,14 @@ from firmware.commandline import (
     whole_number,
     whole_number_from,
 )
-from firmware.daemon import Daemon
 from firmware.errors import LauncherError, UsageError
 from firmware.jam import MAX_SEED
 from firmware.pins import pins_label
 from i18n import N_, _, ngettext, number, percent
 from i18n.layout import columns, rjust
+
+if TYPE_CHECKING:
+    from firmware.daemon import Daemon
 
 MODES = ("fire", "dispense")
 DEFAULT_PRESSES = 20
@@ -267,7 +269,7 @@ def summarise(
     """The bench's summary as a JSON-able dict (``format_summary`` prints it). ``mock``: the
     pins are simulated, with the plant; ``pins`` names them (``pins.pins_label``)."""
     bursts = [r for r in records if r.spinup_ms is not None and r.planned > 0]
-    intervals = [i for r in records for i in r.intervals]
+    intervals: list[float] = [i for r in records for i in r.intervals]
     timing_values: dict[str, list[float]] = {
         "spinup_ms": [r.spinup_ms for r in bursts if r.spinup_ms is not None],
         "first_card_ms": [r.first_card_ms for r in bursts if r.first_card_ms is not None],
@@ -341,7 +343,7 @@ def _fmt(value: float | int | None) -> str:
 def format_summary(summary: dict[str, Any]) -> str:
     """The summary table ``launcher bench`` prints (in the language in use; the mode, ejector,
     pins and fire reasons are the config's and the box's own words)."""
-    lines = [
+    lines: list[str] = [
         _(
             "bench: {presses} ({mode} mode), {cards} of {planned} planned in {seconds} s; "
             "{ejector} ejector on {pins} pins, seed {seed}"
@@ -362,7 +364,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     ]
     if summary["stopped"]:
         lines.append(_("stopped early: {why}").format(why=summary["stopped"]))
-    rows = [[_("timing (ms)"), _("samples"), _("minimum"), _("median"), _("p95"), _("maximum")]]
+    rows: list[list[str]] = [
+        [_("timing (ms)"), _("samples"), _("minimum"), _("median"), _("p95"), _("maximum")]
+    ]
     for key, label in TIMINGS:
         s = summary["timings"][key]
         figures = [s["min"], s["median"], s["p95"], s["max"]]
@@ -580,6 +584,8 @@ def run_bench(
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     if presses is None and cards is None:
         presses = DEFAULT_PRESSES
+    from firmware.daemon import Daemon  # here: `launcher --help` builds this parser too
+
     burst = min(burst, config.limits.max_burst)
     recorder = Recorder()
     daemon = Daemon(config, factory=factory, plant=plant, config_path=config_path)
@@ -673,6 +679,11 @@ def _press_loop(
             progress.update(len(records) if presses is not None else out, out)
         if record.reason in ("locked", "queue_full", "stopping", "fault", "interrupted"):
             stopped = f"press {record.press_id} was not served ({record.reason})"
+            break
+        if record.reason == "jammed":
+            # The fire event comes just before the box latches jammed; on a slow Pi the state
+            # read above can still say idle, and another press would be refused or queued.
+            stopped = "the box is jammed"
             break
     return stopped, out
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from firmware.entry import start
+from firmware.entry import N_, start
 
 TYPE_CHECKING = False  # (not `typing`'s: nothing more is imported before `main` runs)
 if TYPE_CHECKING:
@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
+
 PROG = "launcher"
-DESCRIPTION = "UNO Attack launcher box daemon and tools."
+DESCRIPTION = N_("UNO Attack launcher box daemon and tools.")
 
 # subcommand -> module exposing register(subparsers); imported lazily so `launcher --help`
 # stays fast and a missing optional dependency only affects its own command.

@@ -12,11 +12,9 @@ import contextlib
 import ctypes
 import errno
 import importlib
-import importlib.metadata
 import io
 import math
 import os
-import platform
 import re
 import select
 import signal
@@ -161,7 +159,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error and exit code 2 (no usage dump on stderr) that names an
     unknown option as such and lists the subcommands a missing one may be."""
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def parse_known_args(self, args=None, namespace=None):
         # Remembered for error(): argparse reports a missing subcommand before it looks at
         # an unknown option, so `launcher --bogus` would read "give a command".
         self._given = list(sys.argv[1:] if args is None else args)
@@ -235,6 +233,11 @@ class _Version(argparse.Action):
 
 def version_text(prog: str) -> str:
     """`launcher 0.1.0 (Python 3.11.2)`: both programs ship in one distribution."""
+    # Imported here: the metadata machinery (email, zipfile, csv) is a fifth of what a command
+    # such as `unoattack deck` imports, and only --version reads it.
+    import importlib.metadata
+    import platform
+
     try:
         version = importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
@@ -246,11 +249,12 @@ def build_parser(
     prog: str, description: str, commands: Mapping[str, str], command: str | None = None
 ) -> argparse.ArgumentParser:
     """The parser for `prog`; `commands` maps a subcommand to the module that registers it.
+    `description` is a message of the catalogs (marked with `N_`), said in the language in use.
 
     With `command`, only that subcommand's module is imported: `launcher run` on a Pi should
     not pay for importing the bench, the plotter and the client (time to READY is imports).
     """
-    parser = _Parser(prog=prog, description=description)
+    parser = _Parser(prog=prog, description=i18n._(description))
     parser.add_argument("--version", action=_Version)
     parser.add_argument(  # taken off the command line by `run` (i18n.choose), wherever it is
         "--lang",
@@ -261,7 +265,8 @@ def build_parser(
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    names = [commands[command]] if command in commands else list(commands.values())
+    chosen = commands.get(command) if command is not None else None
+    names = [chosen] if chosen is not None else list(commands.values())
     for module_name in dict.fromkeys(names):  # one module may register several commands
         try:
             module = importlib.import_module(module_name)

@@ -23,11 +23,12 @@ import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
 import i18n
-from firmware import sound_pack, textfile
-from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS, AttenuationConfig
+from firmware import attenuation, patterns, sound_pack, textfile
+from firmware.attenuation import AttenuationConfig
+from firmware.checks import BadValue, Check, boolean, whole_number
 from firmware.door import DoorConfig
 from firmware.errors import ConfigError
 from firmware.jam import (
@@ -66,6 +67,7 @@ OUTPUT_PINS: tuple[str, ...] = (
 # The buzzer plays one octave either side of this note, so octaves 0 and 8-9 would not fit.
 _NOTE = re.compile(r"[A-G][#b]?[1-7]")
 _MISSING = object()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,21 @@ class PlantConfig:
 
 
 @dataclass(frozen=True)
+class HostConfig:
+    """What a host reads of a box's config (`read_for_host`): the jam model and the limits it
+    sims with, the timings a game's duration is estimated from (`engine/duration.py`), and the
+    pins that say which parts those timings need."""
+
+    path: str
+    pins: PinsConfig
+    ejector: EjectorConfig
+    timing: TimingConfig
+    limits: LimitsConfig
+    jam: JamParams
+    plant: PlantConfig
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole file; `path` is where it was read from (reported in the `hello` event)."""
 
@@ -256,11 +273,11 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -289,14 +306,22 @@ class _Section:
             raise self.fail(key, value, i18n._("required"))
         return default if value is _MISSING else value
 
+    def get(self, key: str, default: object, check: Check[T]) -> T:
+        """The value `check` makes of what the file says (the key's own check, shared with
+        ``settings.set``: firmware/checks.py); its rule is what is allowed."""
+        value = self._get(key, default)
+        try:
+            return check(value)
+        except BadValue as exc:
+            raise self.fail(key, value, exc.rule.render()) from None
+
     def getint(self, key: str, default: object = _MISSING, *, lo: int, hi: int) -> int:
         """A whole number from `lo` to `hi` inclusive."""
-        value = self._get(key, default)
-        if not _is_int(value) or not lo <= value <= hi:  # type: ignore[operator]
-            raise self.fail(
-                key, value, i18n._("must be a whole number from {lo} to {hi}").format(lo=lo, hi=hi)
-            )
-        return int(value)  # type: ignore[arg-type]
+        return self.get(key, default, whole_number(lo, hi))
+
+    def getbool(self, key: str, default: object) -> bool:
+        """``true`` or ``false``."""
+        return self.get(key, default, boolean)
 
     def getfloat(
         self,
@@ -311,7 +336,7 @@ class _Section:
         value = self._get(key, default)
         if not _is_number(value):
             raise self.fail(key, value, self._range(lo, hi, above))
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
         if number > hi or number < lo or (above and number == lo):
             raise self.fail(key, value, self._range(lo, hi, above))
         return number
@@ -359,7 +384,7 @@ class _Section:
         value = self._get(key, _MISSING if required else None)
         if value is None:
             return None
-        if not _is_int(value) or not PIN_MIN <= value <= PIN_MAX:  # type: ignore[operator]
+        if not _is_int(value) or not PIN_MIN <= value <= PIN_MAX:
             allowed = i18n._("must be a BCM GPIO number from {low} to {high}").format(
                 low=PIN_MIN, high=PIN_MAX
             )
@@ -369,7 +394,7 @@ class _Section:
                     "(leave the key out if the part is not fitted)"
                 ).format(low=PIN_MIN, high=PIN_MAX)
             raise self.fail(key, value, allowed)
-        return int(value)  # type: ignore[arg-type]
+        return value
 
     def raw(self, key: str) -> object:
         """The value as written, for keys checked by someone else (the jam model)."""
@@ -397,11 +422,7 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         data = textfile.read_bytes(path)  # (at most textfile.MOST_BYTES: not /dev/zero)
     except OSError as exc:
-        raise ConfigError(
-            i18n._("{path}: cannot read the config file: {error}").format(
-                path=path, error=exc.strerror or exc
-            )
-        ) from None
+        raise ConfigError(textfile.cannot_read(path, exc).render()) from None
     try:
         return textfile.parse_toml(textfile.decode(data))
     except UnicodeDecodeError:
@@ -527,14 +548,69 @@ def read_limits(path: str | Path) -> LimitsConfig:
     return _read_limits(s["limits"])
 
 
+def read_for_host(path: str | Path) -> HostConfig:
+    """What a host reads of a box's config (`HostConfig`: the jam model, the limits, the
+    timings), each of those sections checked as `load` checks it (the same readers), the
+    others left to the box: a config naming the Pi's own sound-pack folder reads on a laptop
+    (`unoattack sweep --set config=BOX.toml`). `ConfigError` (one line, exit 78)."""
+    path = Path(path)
+    return _read_host(_sections(str(path), _read(path)))
+
+
 def load(path: str | Path) -> Config:
     """Read and check a config file. Raises `ConfigError` (one line, exit 78) on any problem."""
     path = Path(path)
-    doc = _read(path)
-    where = str(path)
-    s = _sections(where, doc)
+    s = _sections(str(path), _read(path))
+    box = _read_box(s["box"])
+    host = _read_host(s)
+    pins, limits = host.pins, host.limits
+    servo = _read_servo(s["servo"], box, pins)
+    feedback = _read_feedback(s["feedback"], limits)
+    _check_light(s["pins"], pins)
+    # The box's character ([sound] to [door]): none of it can raise a limit (read after
+    # [limits], checked against it).
+    return Config(
+        path=host.path,
+        box=box,
+        pins=pins,
+        ejector=host.ejector,
+        timing=host.timing,
+        limits=limits,
+        jam=host.jam,
+        servo=servo,
+        feedback=feedback,
+        plant=host.plant,
+        sound=_read_sound(s["sound"]),
+        light=_read_light(s["light"]),
+        patterns=_read_patterns(s["patterns"], limits),
+        attenuation=_read_attenuation(s["attenuation"]),
+        door=_read_door(s["door"]),
+    )
 
-    sec = s["box"]
+
+def _read_host(s: dict[str, _Section]) -> HostConfig:
+    """The sections a host reads ([pins], [ejector], [timing], [limits], [jam], [plant]) and
+    the checks between them."""
+    pins = _read_pins(s["pins"])
+    ejector = _read_ejector(s["ejector"])
+    timing = _read_timing(s["timing"])
+    limits = _read_limits(s["limits"])
+    jam = _read_jam(s["jam"], limits)
+    plant = _read_plant(s["plant"])
+    _check_ejector(s["pins"], s["ejector"], s["limits"], pins, ejector, timing, limits)
+    return HostConfig(
+        path=s["box"].path,
+        pins=pins,
+        ejector=ejector,
+        timing=timing,
+        limits=limits,
+        jam=jam,
+        plant=plant,
+    )
+
+
+def _read_box(sec: _Section) -> BoxConfig:
+    """`[box]`."""
     box = BoxConfig(
         name=sec.getstr(
             "name",
@@ -545,10 +621,11 @@ def load(path: str | Path) -> Config:
         seats=sec.getint("seats", BoxConfig.seats, lo=2, hi=10),
     )
     sec.check_unknown()
+    return box
 
-    pins = _read_pins(s["pins"])
 
-    sec = s["ejector"]
+def _read_ejector(sec: _Section) -> EjectorConfig:
+    """`[ejector]` (what it needs of the pins and the limits: `_check_ejector`)."""
     ejector = EjectorConfig(
         kind=sec.getchoice("kind", EjectorConfig.kind, ("motor", "solenoid")),
         soft_start_ms=sec.getint("soft_start_ms", EjectorConfig.soft_start_ms, lo=0, hi=2000),
@@ -564,9 +641,11 @@ def load(path: str | Path) -> Config:
         retract_speed=sec.getfloat("retract_speed", EjectorConfig.retract_speed, lo=0.2, hi=1.0),
     )
     sec.check_unknown()
-    ejector_sec = sec
+    return ejector
 
-    sec = s["timing"]
+
+def _read_timing(sec: _Section) -> TimingConfig:
+    """`[timing]`."""
     timing = TimingConfig(
         card_timeout_ms=sec.getint(
             "card_timeout_ms", TimingConfig.card_timeout_ms, lo=50, hi=60000
@@ -577,14 +656,11 @@ def load(path: str | Path) -> Config:
         debounce_ms=sec.getint("debounce_ms", TimingConfig.debounce_ms, lo=0, hi=500),
     )
     sec.check_unknown()
+    return timing
 
-    sec = s["limits"]
-    limits = _read_limits(sec)
-    limits_sec = sec
 
-    jam = _read_jam(s["jam"], limits)
-
-    sec = s["servo"]
+def _read_servo(sec: _Section, box: BoxConfig, pins: PinsConfig) -> ServoConfig:
+    """`[servo]`: one angle per seat when a servo is fitted."""
     min_angle = sec.getfloat("min_angle", ServoConfig.min_angle, lo=-180, hi=180)
     max_angle = sec.getfloat("max_angle", ServoConfig.max_angle, lo=-180, hi=180)
     if max_angle <= min_angle:
@@ -606,8 +682,11 @@ def load(path: str | Path) -> Config:
         )
     servo = ServoConfig(min_angle=min_angle, max_angle=max_angle, seat_angles=seat_angles)
     sec.check_unknown()
+    return servo
 
-    sec = s["feedback"]
+
+def _read_feedback(sec: _Section, limits: LimitsConfig) -> FeedbackConfig:
+    """`[feedback]`."""
     feedback = FeedbackConfig(
         led_base_hz=sec.getfloat(
             "led_base_hz", FeedbackConfig.led_base_hz, lo=0, hi=50, above=True
@@ -622,8 +701,11 @@ def load(path: str | Path) -> Config:
         big_burst=sec.getint("big_burst", FeedbackConfig.big_burst, lo=1, hi=limits.max_burst),
     )
     sec.check_unknown()
+    return feedback
 
-    sec = s["plant"]
+
+def _read_plant(sec: _Section) -> PlantConfig:
+    """`[plant]`: the simulated mechanism."""
     feed_interval = sec.getint("feed_interval_ms", PlantConfig.feed_interval_ms, lo=1, hi=10000)
     jitter = sec.getint("feed_jitter_ms", PlantConfig.feed_jitter_ms, lo=0, hi=feed_interval - 1)
     plant = PlantConfig(
@@ -638,23 +720,7 @@ def load(path: str | Path) -> Config:
         seed=sec.getint("seed", PlantConfig.seed, lo=0, hi=MAX_SEED),
     )
     sec.check_unknown()
-
-    _check_ejector(s["pins"], ejector_sec, limits_sec, pins, ejector, timing, limits)
-    _check_light(s["pins"], pins)
-    personality = _read_personality(s, limits)
-    return Config(
-        path=where,
-        box=box,
-        pins=pins,
-        ejector=ejector,
-        timing=timing,
-        limits=limits,
-        jam=jam,
-        servo=servo,
-        feedback=feedback,
-        plant=plant,
-        **personality,
-    )
+    return plant
 
 
 def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
@@ -675,11 +741,9 @@ def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
         )
 
 
-def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str, Any]:
-    """``[sound]``, ``[light]``, ``[patterns]``, ``[attenuation]``, ``[door]``: the box's
-    character. None of them can raise a limit: they are read after ``[limits]`` and checked
-    against it."""
-    sec = s["sound"]
+def _read_sound(sec: _Section) -> SoundConfig:
+    """`[sound]`: a pack that cannot play is a config mistake, said now (a folder on the box:
+    `read_for_host` leaves this section alone)."""
     sound = SoundConfig(
         player=sec.getchoice("player", SoundConfig.player, PLAYERS),
         pack=sec.getstr(
@@ -703,8 +767,11 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
             sound_pack.load(sound_pack.resolve(sound.pack, base=Path(sec.path).parent))
         except ConfigError as exc:
             raise sec.fail("pack", sound.pack, str(exc)) from None
+    return sound
 
-    sec = s["light"]
+
+def _read_light(sec: _Section) -> LightConfig:
+    """`[light]`."""
     colors = sec._get("seat_colors", list(LightConfig.seat_colors))
     if (
         not isinstance(colors, list)
@@ -720,11 +787,12 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
         seat_colors=tuple(colors),
     )
     sec.check_unknown()
+    return light
 
-    sec = s["patterns"]
-    enabled = sec._get("enabled", PatternsConfig.enabled)
-    if not isinstance(enabled, bool):
-        raise sec.fail("enabled", enabled, i18n._("must be true or false"))
+
+def _read_patterns(sec: _Section, limits: LimitsConfig) -> PatternsConfig:
+    """`[patterns]`: a whir stays below `[limits] ejector_max_on_ms`."""
+    enabled = sec.get("enabled", PatternsConfig.enabled, patterns.KEYS["enabled"])
     raw = sec._get("pattern", [])
     if not isinstance(raw, list):
         raise sec.fail("pattern", raw, i18n._("must be written as [[patterns.pattern]] tables"))
@@ -735,13 +803,11 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
             own.append(parse_pattern(item, whir_max_ms=whir_max))
         except ValueError as exc:
             raise ConfigError(f"{sec.path}: [[patterns.pattern]] {exc}") from None
-    builtin = sec._get("builtin", PatternsConfig.builtin)
-    if not isinstance(builtin, bool):
-        raise sec.fail("builtin", builtin, i18n._("must be true or false"))
+    builtin = sec.getbool("builtin", PatternsConfig.builtin)
     if not builtin and not own:
         raise sec.fail("builtin", builtin, i18n._("needs [[patterns.pattern]] tables of your own"))
     time_scale = sec.getfloat("time_scale", PatternsConfig.time_scale, lo=0, hi=1, above=True)
-    patterns = PatternsConfig(
+    config = PatternsConfig(
         enabled=enabled,
         seed=sec.getint("seed", PatternsConfig.seed, lo=0, hi=MAX_SEED),
         builtin=builtin,
@@ -749,37 +815,28 @@ def _read_personality(s: dict[str, _Section], limits: LimitsConfig) -> dict[str,
         patterns=shortened(merge(BUILTIN if builtin else (), own), time_scale),
     )
     sec.check_unknown()
+    return config
 
-    sec = s["attenuation"]
-    spam = sec._get("spam_sound", AttenuationConfig.spam_sound)
-    if not isinstance(spam, bool):
-        raise sec.fail("spam_sound", spam, i18n._("must be true or false"))
-    curve = sec.getnumbers("curve", list(AttenuationConfig.curve), lo=0, hi=1)
-    if not 1 <= len(curve) <= MAX_CURVE:
-        raise sec.fail(
-            "curve",
-            list(curve),
-            i18n._("must list 1 to {most} factors from 0 to 1").format(most=MAX_CURVE),
-        )
-    attenuation = AttenuationConfig(
-        window_ms=sec.getint("window_ms", AttenuationConfig.window_ms, lo=0, hi=MAX_WINDOW_MS),
-        curve=curve,
-        spam_sound=spam,
+
+def _read_attenuation(sec: _Section) -> AttenuationConfig:
+    """`[attenuation]`: every key is a personality setting too, checked by its own check."""
+    config = AttenuationConfig(
+        **{
+            key: sec.get(key, getattr(AttenuationConfig, key), check)
+            for key, check in attenuation.KEYS.items()
+        }
     )
     sec.check_unknown()
+    return config
 
-    sec = s["door"]
+
+def _read_door(sec: _Section) -> DoorConfig:
+    """`[door]`."""
     door = DoorConfig(
         warn_interval_s=sec.getfloat("warn_interval_s", DoorConfig.warn_interval_s, lo=1, hi=3600)
     )
     sec.check_unknown()
-    return {
-        "sound": sound,
-        "light": light,
-        "patterns": patterns,
-        "attenuation": attenuation,
-        "door": door,
-    }
+    return door
 
 
 def _is_color(text: str) -> bool:

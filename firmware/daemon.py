@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.aiming import Aiming
 from firmware.attenuation import Attenuation
@@ -47,22 +47,29 @@ from i18n import Text
 from wire import protocol
 from wire.ops import BOX_OPS
 
+if TYPE_CHECKING:
+    from gpiozero import Factory
+
+    from firmware.config import Config
+    from firmware.journal import Journal
+    from firmware.plant import Plant
+
 log = logging.getLogger(__name__)
 
 _MS = 1_000_000
 HISTORY = 10_000  # events kept in memory for wait_for()
 
 Reply = Callable[[dict], None]
-EventHandler = Callable[[Event], None]
+EventHandler = Callable[[Event], object]  # what a handler returns is not read
 OpHandler = Callable[[dict], dict]
-StateHook = Callable[[str, str, str], None]
+StateHook = Callable[[str, str, str], object]
 
 
 class Daemon:
     """The box. ``start()`` builds the devices, starts the loop and returns after the self-test;
     ``stop()`` turns every output off and closes the devices (idempotent). A context manager.
 
-    ``config`` is a ``firmware.config.Config``; ``factory`` the gpiozero pin factory for every
+    ``config`` is the checked config file; ``factory`` the gpiozero pin factory for every
     device; ``journal`` a ``MemoryJournal``/``SqliteJournal`` (a fresh ``MemoryJournal`` if None);
     ``plant`` the simulated mechanism on mock pins (started and stopped with the daemon);
     ``clock`` a monotonic-ns clock for the loop.
@@ -70,11 +77,11 @@ class Daemon:
 
     def __init__(
         self,
-        config: Any,
+        config: Config,
         *,
-        factory: Any,
-        journal: Any = None,
-        plant: Any = None,
+        factory: Factory,
+        journal: Journal | None = None,
+        plant: Plant | None = None,
         clock: Callable[[], int] | None = None,
         config_path: str | None = None,
     ) -> None:
@@ -83,9 +90,9 @@ class Daemon:
 
             journal = MemoryJournal()
         self.config = config
-        self.config_path = str(config_path or getattr(config, "path", "") or "")
+        self.config_path = str(config_path or config.path or "")
         self.factory = factory
-        self.journal = journal
+        self.journal: Journal = journal
         self.plant = plant
         self.loop = Loop(
             self._handle, clock=clock, on_error=self._on_loop_error, on_crash=self._on_crash
@@ -287,8 +294,9 @@ class Daemon:
     def start(self, *, thread: bool = True) -> Daemon:
         """Build the devices, start the plant and the loop; return after the self-test.
 
-        ``thread=False`` (tests on a ``FakeClock``): no loop thread; the caller drives the loop
-        with ``daemon.loop.run_pending()`` (the boot has run when this returns)."""
+        ``thread=False`` (tests on a ``FakeClock``): no loop thread and no plant thread; the
+        caller drives the loop with ``daemon.loop.run_pending()`` and the plant with
+        ``plant.run_due()`` (the boot has run when this returns)."""
         if self._started:
             return self
         self._started = True
@@ -298,6 +306,8 @@ class Daemon:
                 self.config, factory=self.factory, post=self.loop.post, guard=self.safety,
                 clock=self.clock,
             )  # fmt: skip
+            if self.plant is not None:
+                self.plant.start(thread=False)
             self.loop.post("boot")
             self.loop.run_pending()
             return self
@@ -381,7 +391,8 @@ class Daemon:
 
     def state_changed(self, source: str, dest: str, why: str) -> None:
         """After every transition: the ``state`` event, then every feature's state hook."""
-        self.emit("state", **{"from": source, "to": dest, "why": why})
+        fields: dict[str, Any] = {"from": source, "to": dest, "why": why}  # `from`: a keyword
+        self.emit("state", **fields)
         for hook in self._state_hooks:
             hook(source, dest, why)
 
@@ -451,8 +462,8 @@ class Daemon:
             "ejector": self.config.ejector.kind,
             "hopper": self.hopper.count,
             # a journal moved aside or found short must reach a person, not only the log
-            "journal_recovered": getattr(self.journal, "recovered", None),
-            "journal_lost": getattr(self.journal, "lost", None),
+            "journal_recovered": self.journal.recovered,
+            "journal_lost": self.journal.lost,
         }
 
     def _on_watchdog(self, event: Event | None) -> None:

@@ -31,7 +31,6 @@ from typing import Any, Protocol
 
 from gpiozero import (
     PWMLED,
-    AngularServo,
     Button,
     DigitalInputDevice,
     DigitalOutputDevice,
@@ -43,6 +42,7 @@ from gpiozero.tones import Tone
 
 from firmware.light import make_backend
 from firmware.pins import is_mock, pin_failure, stamps_edges
+from firmware.servo import make_servo
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +100,21 @@ class _Part:
             self.off()
         for device in reversed(self._owned):
             with contextlib.suppress(Exception):
+                _wake_hold_thread(device)
                 device.close()
         self._owned.clear()
+
+
+def _wake_hold_thread(device: Any) -> None:
+    """Let the hold thread of a gpiozero ``Button`` see its stop at once.
+
+    It looks at its stop flag only between waits of 0.1 s for a press, and ``close()`` joins it:
+    every stop of the box would wait up to 0.1 s for that poll. Setting the press event as well
+    as the stop flag ends its wait now (with the flag set, it fires no hold)."""
+    thread = getattr(device, "_hold_thread", None)
+    if thread is not None:
+        thread.stopping.set()
+        thread.holding.set()
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -491,12 +504,15 @@ class Buzzer(_Part):
         self.buzzer.play(Tone.from_midi(midi))
 
     def off(self) -> None:
-        """Silence."""
+        """Silence, the line low: on lgpio stopping the tone stops the pulses wherever they
+        are, perhaps mid-pulse, high."""
         self.buzzer.stop()
+        self.buzzer.pwm_device.off()
 
 
 class Aim(_Part):
-    """Aiming servo: one angle per seat."""
+    """Aiming servo: one angle per seat (``firmware/servo.py`` drives the line: to the
+    microsecond on lgpio, whose PWM gpiozero can only set in whole percent)."""
 
     def __init__(
         self,
@@ -510,7 +526,7 @@ class Aim(_Part):
         super().__init__()
         self.seat_angles = tuple(seat_angles)
         self.servo = self._own(
-            AngularServo(pin, min_angle=min_angle, max_angle=max_angle, pin_factory=factory)
+            make_servo(pin, factory=factory, min_angle=min_angle, max_angle=max_angle)
         )
 
     def aim(self, seat: int) -> float:

@@ -13,9 +13,15 @@ TYPE_CHECKING = False  # (not `typing`'s: only `signal` is imported here)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["EXIT_INTERRUPTED", "start"]
+__all__ = ["EXIT_INTERRUPTED", "N_", "start"]
 
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
+
+
+def N_(message: str) -> str:
+    """`i18n.N_` for the command lines' descriptions: marks a message for the catalogs (the
+    parser translates it) without importing i18n before the stop signals are taken."""
+    return message
 
 
 def start(main: Callable[[], int]) -> int:

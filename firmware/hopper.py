@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from firmware.errors import CommandError
 from firmware.feature import Feature, int_arg
 from firmware.loop import Event
-from i18n import Text
-from wire.ops import bounds
+from wire.ops import OPS, bounds
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon
@@ -103,11 +102,10 @@ class Hopper(Feature):
 
     def _op_load(self, args: dict) -> dict:
         box = self.box
-        has_count, has_total = "count" in args, "total" in args
-        if has_count == has_total:
-            raise CommandError(
-                "BAD_ARG", Text("load needs exactly one of count (cards added) or total")
-            )
+        together = OPS["load"].problem(args)  # exactly one of count and total
+        if together is not None:
+            raise CommandError("BAD_ARG", together)
+        has_count = "count" in args
         count = int_arg(args, "count", *bounds("load", "count")) if has_count else None
         total = None if has_count else int_arg(args, "total", *bounds("load", "total"))
         cmd_id = box.command_id

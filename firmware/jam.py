@@ -728,8 +728,8 @@ def _streak_fit(
             acc_o = acc_e = 0.0
     if acc_o or acc_e:
         if bins:
-            o, e = bins.pop()
-            bins.append((o + acc_o, e + acc_e))
+            last_o, last_e = bins.pop()
+            bins.append((last_o + acc_o, last_e + acc_e))
         else:
             bins.append((acc_o, acc_e))
     chi = sum((o - e) ** 2 / e for o, e in bins if e > 0)

@@ -14,6 +14,7 @@ import io
 import json
 import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def _pct(p: float | None) -> str:
     return "-" if p is None else i18n.percent(p)
 
 
-def table(rows: list[list[str]]) -> list[str]:
+def table(rows: Sequence[Sequence[str]]) -> list[str]:
     """The tables of ``launcher model``: a heading row, then rows of numbers, every column right
     aligned by terminal cells (Thai and Chinese headings too) between ``|`` bars."""
     right = set(range(len(rows[0])))
@@ -97,7 +98,7 @@ def format_describe(d: dict[str, Any]) -> str:
             "jam model: fixed, {n} cards per press",
             p["count"],
         ).format(n=p["count"])
-    lines = [
+    lines: list[str] = [
         head,
         _("fires on {share} of presses; {cards} cards per press, {burst} per fire").format(
             share=_pct(d["fire_rate"]),
@@ -109,8 +110,10 @@ def format_describe(d: dict[str, Any]) -> str:
         ),
         "",
     ]
-    rows = [[_("after n dry"), _("chance to fire"), _("streak of n"), _("fires within n+1"),
-             _("share of presses")]]  # fmt: skip
+    rows: list[list[str]] = [
+        [_("after n dry"), _("chance to fire"), _("streak of n"), _("fires within n+1"),
+         _("share of presses")]
+    ]  # fmt: skip
     for n, chance in enumerate(d["fire_chance"]):
         rows.append(
             [num(n), _pct(chance), _pct(d["dry_streak"][n]), _pct(d["dry_streak_cdf"][n]),
@@ -192,7 +195,7 @@ def format_sample(report: dict[str, Any]) -> str:
     """A ``sample_report`` as the text ``launcher model sample`` prints."""
     num = i18n.number
     stats, exp = report["stats"], report["expected"]
-    lines = [
+    lines: list[str] = [
         _("{presses}, seed {seed}: {fires}, {cards}").format(
             presses=_count_of(Nn_("{n} press", "{n} presses"), report["presses"]),
             seed=report["seed"],
@@ -210,7 +213,7 @@ def format_sample(report: dict[str, Any]) -> str:
             longest=stats["dry_streak_max"],
         ),
     ]
-    rows = [[_("streak"), _("seen"), _("model")]]
+    rows: list[list[str]] = [[_("streak"), _("seen"), _("model")]]
     hist = stats["dry_streak_hist"]
     total = max(1, stats["streaks"])
     for k in range(max(len(hist), len(exp["dry_streak"]))):
@@ -243,9 +246,7 @@ def read_counts(path: str, *, max_burst: int = 12) -> list[int]:
     try:
         text = textfile.read_text(path)
     except OSError as exc:
-        raise UsageError(
-            i18n._("cannot read {path}: {error}").format(path=path, error=exc.strerror or exc)
-        ) from None
+        raise UsageError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:
         raise UsageError(
             i18n._("{path}: not a text file (expected a CSV or a list of counts)").format(path=path)
@@ -351,7 +352,7 @@ def format_fit(result: Any, source: str) -> str:
             verdict = _("p = {p} (consistent)").format(p=p_value)
         else:
             verdict = _("p = {p} (the data differ from a hazard model)").format(p=p_value)
-    lines = [
+    lines: list[str] = [
         _("fitted hazard model from {presses} ({fires}) in {source}").format(
             presses=_count_of(Nn_("{n} press", "{n} presses"), result.presses),
             fires=_count_of(Nn_("{n} fire", "{n} fires"), result.fires),
@@ -375,7 +376,7 @@ def format_fit(result: Any, source: str) -> str:
             log_likelihood=num(result.log_likelihood, 1), aic=num(result.aic, 1)
         ),
     ]
-    rows = [[_("streak"), _("seen"), _("fitted")]]
+    rows: list[list[str]] = [[_("streak"), _("seen"), _("fitted")]]
     for k, (o, e) in enumerate(zip(result.observed_streaks, result.expected_streaks, strict=True)):
         if o or e >= 0.05:
             rows.append([num(k), num(o), num(e, 1)])
@@ -498,9 +499,7 @@ def read_target(path: str) -> tuple[str, int, bool]:
     try:
         text = textfile.read_text(source)
     except OSError as exc:
-        raise UsageError(
-            i18n._("cannot read {path}: {error}").format(path=source, error=exc.strerror or exc)
-        ) from None
+        raise UsageError(textfile.cannot_read(source, exc).render()) from None
     except UnicodeDecodeError:
         raise ConfigError(
             i18n._("{path}: not a text file (TOML must be UTF-8); not rewritten").format(path=path)

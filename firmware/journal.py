@@ -1,6 +1,6 @@
 """The event journal: every event is stored here, with its `seq`, before the link sends it.
 
-Two implementations of one interface (docs/architecture.md, "Journal"):
+Two implementations of one interface, the `Journal` protocol (docs/architecture.md, "Journal"):
 
 - `MemoryJournal` keeps everything in memory (tests, `--journal` not given in a throw-away run);
 - `SqliteJournal(path)` keeps it in SQLite (WAL) so that events, the acked mark, the press-id
@@ -29,6 +29,7 @@ Both are thread-safe: the loop thread appends, the link's threads read, ack and 
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import fcntl
 import json
@@ -42,7 +43,7 @@ import uuid
 import zlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, Self
 
 from firmware.commandline import digits
 from firmware.errors import JournalError, LauncherError, UsageError
@@ -65,7 +66,7 @@ _READONLY_CODES = {3, 8, 23}  # SQLITE_PERM, SQLITE_READONLY, SQLITE_AUTH
 _FULL = 13  # SQLITE_FULL
 _BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 
-__all__ = ["JournalError", "Mark", "MemoryJournal", "SqliteJournal"]
+__all__ = ["Journal", "JournalError", "Mark", "MemoryJournal", "SqliteJournal"]
 
 
 class _Damaged(Exception):
@@ -146,9 +147,128 @@ def _loss_at_runtime(stream: str, seq: int, last: int, new: str) -> str:
     )
 
 
-class MemoryJournal:
+class Journal(Protocol):
+    """What the daemon and the link ask of a journal: `MemoryJournal` and `SqliteJournal`
+    (docs/architecture.md, "Journal"). Thread-safe: the loop thread appends, the link's threads
+    read, ack and sync."""
+
+    @property
+    def path(self) -> Path | None:
+        """The journal's file (None in memory); the settings file lives beside it."""
+
+    @property
+    def stream(self) -> str:
+        """The event stream's id: seq numbers count on it, a loss starts a new one."""
+
+    @property
+    def boot(self) -> str:
+        """This open's id, in every event it journals."""
+
+    @property
+    def recovered(self) -> str | None:
+        """Where a damaged journal was moved at open (for the `hello` event), or None."""
+
+    @property
+    def lost(self) -> str | None:
+        """What a journal that went backwards lost (for the `hello` event), or None."""
+
+    @property
+    def last_seq(self) -> int:
+        """Seq of the newest event (0 before the first)."""
+
+    @property
+    def acked(self) -> int:
+        """Highest seq the host has acknowledged (cumulative)."""
+
+    @property
+    def oldest_seq(self) -> int:
+        """Seq of the oldest event still held (``last_seq + 1`` when none is)."""
+
+    @property
+    def durable_seq(self) -> int:
+        """Every event up to this seq survives a power cut: send nothing above it."""
+
+    def sync(self) -> int:
+        """Make what is committed survive a power cut; returns `durable_seq`."""
+
+    def append(self, kind: str, t_ms: int, fields: dict, *, reply: tuple | None = None) -> dict:
+        """Journal an event (and a command's reply with it) and return it in full."""
+
+    def next_press_id(self) -> int:
+        """A new press id, increasing for ever."""
+
+    def update_press(self, press_id: int, **progress: Any) -> None:
+        """Record how far the burst of open press `press_id` got."""
+
+    def open_presses(self) -> list[dict]:
+        """Presses journaled without a fire yet, oldest first."""
+
+    def events_after(self, seq: int, limit: int = 32) -> list[dict]:
+        """Up to `limit` stored events with seq > `seq`, oldest first."""
+
+    def ack(self, seq: int) -> None:
+        """Cumulative ack from the host."""
+
+    def host_holds(self, stream: str | None, seq: int) -> bool:
+        """A host holds `seq` of `stream`: True when that proves journal loss (new stream)."""
+
+    def get_reply(self, cmd_id: str) -> dict | None:
+        """The stored reply to command `cmd_id`, or None."""
+
+    def lookup(self, cmd_id: str) -> tuple[dict, str | None] | None:
+        """``(reply, command_key)`` stored for `cmd_id`."""
+
+    def put_reply(self, cmd_id: str, reply: dict, key: str | None = None) -> None:
+        """Store the reply to `cmd_id` and what the command asked."""
+
+    def close(self) -> None:
+        """Release the journal; idempotent."""
+
+
+class _Counted(abc.ABC):
+    """What both journals keep the same way: the newest seq and the host's ack, read under
+    the journal's lock, a stored reply found through `lookup`, and `with journal:`."""
+
+    _lock: threading.RLock
+    _last_seq: int
+    _acked: int
+
+    @property
+    def last_seq(self) -> int:
+        """Seq of the newest event (0 before the first)."""
+        with self._lock:
+            return self._last_seq
+
+    @property
+    def acked(self) -> int:
+        """Highest seq the host has acknowledged (cumulative; persisted by `SqliteJournal`)."""
+        with self._lock:
+            return self._acked
+
+    @abc.abstractmethod
+    def lookup(self, cmd_id: str) -> tuple[dict, str | None] | None:
+        """``(reply, command_key)`` stored for `cmd_id`."""
+
+    def get_reply(self, cmd_id: str) -> dict | None:
+        """The stored reply to command `cmd_id`, or None."""
+        found = self.lookup(cmd_id)
+        return found[0] if found is not None else None
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the journal; idempotent."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class MemoryJournal(_Counted):
     """In-memory journal with the full journal interface; forgets everything on exit."""
 
+    path: Path | None = None
     recovered: str | None = None
 
     def __init__(self, *, stream: str | None = None) -> None:
@@ -163,18 +283,6 @@ class MemoryJournal:
         self._open: dict[int, dict] = {}
         self._replies: OrderedDict[str, tuple[dict, str | None]] = OrderedDict()
         self._closed = False
-
-    @property
-    def last_seq(self) -> int:
-        """Seq of the newest event (0 before the first)."""
-        with self._lock:
-            return self._last_seq
-
-    @property
-    def acked(self) -> int:
-        """Highest seq the host has acknowledged (cumulative)."""
-        with self._lock:
-            return self._acked
 
     @property
     def oldest_seq(self) -> int:
@@ -265,11 +373,6 @@ class MemoryJournal:
             self._last_seq, self._acked = len(carried), 0
             return True
 
-    def get_reply(self, cmd_id: str) -> dict | None:
-        """The stored reply to command `cmd_id`, or None."""
-        found = self.lookup(cmd_id)
-        return found[0] if found is not None else None
-
     def lookup(self, cmd_id: str) -> tuple[dict, str | None] | None:
         """``(reply, command_key)`` stored for `cmd_id` (the key None when not recorded)."""
         with self._lock:
@@ -288,12 +391,6 @@ class MemoryJournal:
     def close(self) -> None:
         """Nothing to release; idempotent."""
         self._closed = True
-
-    def __enter__(self) -> MemoryJournal:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 _TABLES = (
@@ -355,7 +452,7 @@ def _check_path(path: Path) -> None:
             )
 
 
-class SqliteJournal:
+class SqliteJournal(_Counted):
     """Journal in a SQLite file in WAL mode. A commit survives a crash of the process at once
     and a power cut once `sync()` has returned (one fsync of the write-ahead log covers every
     commit before it: group commit). The `stream` id is created with the file and kept in its
@@ -756,18 +853,6 @@ class SqliteJournal:
     # -- interface -------------------------------------------------------------------------
 
     @property
-    def last_seq(self) -> int:
-        """Seq of the newest event (0 before the first)."""
-        with self._lock:
-            return self._last_seq
-
-    @property
-    def acked(self) -> int:
-        """Highest seq the host has acknowledged (cumulative, persisted)."""
-        with self._lock:
-            return self._acked
-
-    @property
     def oldest_seq(self) -> int:
         """Seq of the oldest event still held (``last_seq + 1`` when none is)."""
         with self._lock:
@@ -998,11 +1083,6 @@ class SqliteJournal:
         self.sync()  # the mark follows the new stream at once
         return True
 
-    def get_reply(self, cmd_id: str) -> dict | None:
-        """The stored reply to command `cmd_id`, or None."""
-        found = self.lookup(cmd_id)
-        return found[0] if found is not None else None
-
     def lookup(self, cmd_id: str) -> tuple[dict, str | None] | None:
         """``(reply, command_key)`` stored for `cmd_id` (the key None when not recorded)."""
         with self._lock:
@@ -1044,9 +1124,3 @@ class SqliteJournal:
                 with contextlib.suppress(OSError):
                     os.close(self._mark_fd)  # releases the lock: another launcher may open it
                 self._mark_fd = None
-
-    def __enter__(self) -> SqliteJournal:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -83,8 +83,8 @@ class PixelBackend:
     """WS2812 pixels on a Pi through ``adafruit-circuitpython-neopixel`` (``ws2812`` extra)."""
 
     def __init__(self, pin: int, *, count: int, brightness: float) -> None:
-        import board  # type: ignore[import-not-found]  # Adafruit Blinka, Pi only
-        import neopixel  # type: ignore[import-not-found]
+        import board  # Adafruit Blinka, Pi only
+        import neopixel
 
         self.pixels = neopixel.NeoPixel(
             getattr(board, f"D{pin}"), count, brightness=brightness, auto_write=False

@@ -28,12 +28,16 @@ import threading
 import time
 import tty
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import serial
 
+import i18n
 from firmware.errors import JournalError, UsageError
 from wire import ports, protocol
+
+if TYPE_CHECKING:
+    from firmware.journal import Journal
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,22 @@ class _Port(Protocol):
     def read(self) -> bytes: ...
     def write(self, data: bytes) -> None: ...
     def close(self) -> None: ...
+
+
+class Served(Protocol):
+    """What the link asks of the box it serves: the `Daemon` (and the tests' fake one)."""
+
+    @property
+    def state(self) -> str:
+        """The machine state's name (for `hello`)."""
+
+    def subscribe(self, fn: Callable[[dict], None]) -> None:
+        """Call `fn(event)` for every event once it is journaled (never blocking)."""
+
+    def submit(
+        self, op: str, args: dict, reply: Callable[[dict], None], *, cmd_id: str | None = None
+    ) -> None:
+        """Run command `op`; `reply` is called exactly once with the result."""
 
 
 class _WriteTimeout(Exception):
@@ -82,13 +102,37 @@ class _SerialPort:
             self._serial.close()
 
 
+def check_pty_link(path: str) -> None:
+    """`--pty-link PATH` checked before anything starts: UsageError (one line) unless PATH can
+    be the daemon's link to its pty (its folder exists; nothing but a symlink is there)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(
+            i18n._("--pty-link {path}: folder {folder} does not exist").format(
+                path=path, folder=folder
+            )
+        )
+    if os.path.lexists(path) and not os.path.islink(path):
+        raise UsageError(
+            i18n._(
+                "--pty-link {path}: something that is not a symlink is there; remove it or "
+                "give another path"
+            ).format(path=path)
+        )
+
+
 class _PtyPort:
     """The master side of a fresh pseudo-terminal; the host opens `path` (the slave).
 
     We keep our own slave descriptor open so that the master never sees EOF/EIO (which would
-    spin the reader) while no host is attached."""
+    spin the reader) while no host is attached.
 
-    def __init__(self, *, write_timeout: float) -> None:
+    With `link` (the all-in-one box: `unoattack serve` on the same Pi, as another user), the
+    slave is made readable and writable by the daemon's group, as a serial port is by dialout,
+    and `link` is a symlink to it, replaced at every start: a stable name the host follows anew
+    whenever it reopens (`wire.ports.is_pty`). It is removed at close if it is still ours."""
+
+    def __init__(self, *, write_timeout: float, link: str | None = None) -> None:
         self._master, self._slave = os.openpty()
         for fd in (self._master, self._slave):
             tty.setraw(fd)  # no echo, no line editing, no CR/LF translation
@@ -96,6 +140,21 @@ class _PtyPort:
         fcntl.fcntl(self._master, fcntl.F_SETFL, flags | os.O_NONBLOCK)
         self.path = os.ttyname(self._slave)
         self._write_timeout = write_timeout
+        self._link = link
+        if link is not None:
+            try:
+                os.fchown(self._slave, -1, os.getegid())
+                os.fchmod(self._slave, 0o660)
+                fresh = f"{link}.{os.getpid()}.new"
+                os.symlink(self.path, fresh)
+                os.replace(fresh, link)  # atomic: a host never finds the name missing
+            except OSError as exc:
+                self.close()
+                raise UsageError(
+                    i18n._("--pty-link {path}: cannot link the pty there: {error}").format(
+                        path=link, error=exc.strerror or exc
+                    )
+                ) from None
 
     def read(self) -> bytes:
         ready, _, _ = select.select([self._master], [], [], READ_TIMEOUT)
@@ -122,6 +181,11 @@ class _PtyPort:
             select.select([], [self._master], [], min(left, 0.05))
 
     def close(self) -> None:
+        if self._link is not None:
+            with contextlib.suppress(OSError):
+                if os.readlink(self._link) == self.path:  # not a newer daemon's
+                    os.unlink(self._link)
+            self._link = None
         for fd in (self._master, self._slave):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -131,15 +195,16 @@ class Link:
     """Serial side of the daemon: delivers journaled events exactly once and answers commands.
 
     `port` is a pyserial port name or URL, or ``"pty"`` to create a pseudo-terminal whose slave
-    path is `port_path` after `start()`. `daemon` needs ``subscribe(fn)``, ``submit(op, args,
-    reply, cmd_id=...)`` and ``state``; `journal` is a `MemoryJournal` or `SqliteJournal`.
-    `clock` returns seconds (monotonic) and drives the resend timers."""
+    path is `port_path` after `start()` (and `pty_link`, if given, a symlink to it). `daemon` is
+    what it serves (`Served`: ``subscribe(fn)``, ``submit(op, args, reply, cmd_id=...)``,
+    ``state``); `journal` its `Journal`. `clock` returns seconds (monotonic) and drives the
+    resend timers."""
 
     def __init__(
         self,
         port: str,
-        daemon: Any,
-        journal: Any,
+        daemon: Served,
+        journal: Journal,
         *,
         clock: Callable[[], float] | None = None,
         baudrate: int = 115200,
@@ -147,8 +212,10 @@ class Link:
         resend_first: float = 0.25,
         resend_max: float = 5.0,
         window: int = 32,
+        pty_link: str | None = None,
     ) -> None:
         self.port = port
+        self._pty_link = pty_link
         self.port_path: str | None = None if port == "pty" else port
         self._daemon = daemon
         self._journal = journal
@@ -222,7 +289,7 @@ class Link:
         self.port = ports.check_port(self.port, ports.BOX_WORDS)  # a keyword comes back lower case
         self._started = True
         if self.port == "pty":
-            self._pty = _PtyPort(write_timeout=self._write_timeout)
+            self._pty = _PtyPort(write_timeout=self._write_timeout, link=self._pty_link)
             self.port_path = self._pty.path
             self._port = self._pty
         else:
@@ -450,9 +517,16 @@ class Link:
         op: str = message["op"]
         args = protocol.command_args(message)
         key = protocol.command_key(op, args)
-        found = self._journal.lookup(cmd_id)
+        # Running first, stored second: a command leaves `_pending` only after its reply is
+        # stored (`_finish`), so a copy read while the first finishes is seen by one check or
+        # the other. Looked up first, the first copy could finish between the two checks and
+        # the copy would run again (seen under load as one press id that nobody was told).
+        # Only this reader thread adds ids, so none can start between the checks.
         with self._lock:
-            duplicate = found is not None or cmd_id in self._pending
+            running = cmd_id in self._pending
+        found = None if running else self._journal.lookup(cmd_id)
+        with self._lock:
+            duplicate = running or found is not None
             if duplicate:
                 self._counters["dup_cmds"] += 1
             else:
@@ -526,9 +600,9 @@ class Link:
                 "acked": journal.acked,
                 # where the replay starts when the host's position is older than what is held
                 "oldest": min(journal.oldest_seq, last + 1),
-                "state": getattr(self._daemon, "state", None),
-                "journal_recovered": getattr(journal, "recovered", None),
-                "journal_lost": getattr(journal, "lost", None),
+                "state": self._daemon.state,
+                "journal_recovered": journal.recovered,
+                "journal_lost": journal.lost,
             }
             self._finish(cmd_id, "hello", reply)
 
@@ -545,8 +619,10 @@ class Link:
             reply = with_link if _fits(with_link) else reply
             # A person must hear that the journal was moved aside or lost events: as much of
             # each report as fits in the one frame (the log has it whole).
-            for name in ("journal_lost", "journal_recovered"):
-                told = getattr(self._journal, name.removeprefix("journal_"), None)
+            for name, told in (
+                ("journal_lost", self._journal.lost),
+                ("journal_recovered", self._journal.recovered),
+            ):
                 while isinstance(told, str) and told:
                     if _fits({**reply, name: told}):
                         reply = {**reply, name: told}
@@ -568,7 +644,7 @@ class Link:
                 log.error("storing the reply to %s failed: %s", cmd_id, exc)
             except Exception:
                 log.exception("storing the reply to %s failed", cmd_id)
-        with self._lock:
+        with self._lock:  # only now, with the reply stored: `_on_cmd` relies on this order
             self._pending.discard(cmd_id)
         self._queue(cmd_id, reply)
 

@@ -57,6 +57,11 @@ class FakeClock:
         with self._lock:
             self._now += int(ms * 1_000_000)
 
+    def advance_to(self, now_ns: int) -> None:
+        """Move the clock to ``now_ns`` (never back)."""
+        with self._lock:
+            self._now = max(self._now, now_ns)
+
 
 _STOP = "__stop__"
 
@@ -162,6 +167,11 @@ class Loop:
         """Armed timers: name -> deadline ns."""
         return dict(self._deadlines)
 
+    def next_deadline(self) -> int | None:
+        """The deadline (clock ns) of the timer due first, or None (a test on a fake clock moves
+        the clock there)."""
+        return min(self._deadlines.values(), default=None)
+
     def run(self) -> None:
         """Process events and timers until ``stop()``; blocks."""
         self._running = True
@@ -179,7 +189,8 @@ class Loop:
             self._fire_due()
 
     def run_pending(self) -> int:
-        """Handle every queued event and due timer without blocking; returns how many ran."""
+        """Handle every queued event and due timer without blocking, in the order ``run()``
+        would (after each event, the timers due by then); returns how many ran."""
         count = 0
         while True:
             try:
@@ -190,7 +201,7 @@ class Loop:
                 self._running = False
                 continue
             self._dispatch(event)
-            count += 1
+            count += 1 + self._fire_due()
         return count + self._fire_due()
 
     # -- internals -----------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from firmware.devices import MotorEjector
 from firmware.feature import Feature
 from firmware.loop import Event
 from firmware.patterns import FEED, PatternChooser, Step, outcome, resolve
@@ -119,7 +120,10 @@ class Motion(Feature):
                 box.sound.cue(step.cue)
             if step.action == "whir":
                 # backwards: the roller pulls the stack in; it cannot push a card out
-                box.devices_built().ejector.backward(step.speed)
+                ejector = box.devices_built().ejector
+                # a pattern with whirs is only chosen for a motor (PatternChooser(motor=...))
+                assert isinstance(ejector, MotorEjector), "a whir needs a motor ejector"
+                ejector.backward(step.speed)
                 self._whirring = True
             box.loop.set_timer(TIMER, step.ms, STEP)
             return

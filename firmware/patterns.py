@@ -18,7 +18,7 @@ timers, and every output a step turns on goes through the same guard as any burs
 jam retries, and a whir is one more timed output, shorter than ``[limits] ejector_max_on_ms``.
 
 Built-in patterns (``BUILTIN``) can be re-weighted or joined by a config's own
-(``[[patterns.pattern]]``). Standard library only.
+(``[[patterns.pattern]]``). Standard library only (and the key checks, firmware/checks.py).
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from firmware.checks import Check, boolean
 
 OUTCOMES = ("dry", "fire", "big")
 MAX_SEGMENTS = 16
@@ -120,6 +123,11 @@ class PatternsConfig:
     builtin: bool = True
     time_scale: float = 1.0
     patterns: tuple[Pattern, ...] = BUILTIN
+
+
+# The check of each [patterns] key the host may change too (``settings.set``: ``patterns.KEY``),
+# run by the config file's reader and the settings alike.
+KEYS: dict[str, Check[Any]] = {"enabled": boolean}
 
 
 def shortened(patterns: Iterable[Pattern], scale: float) -> tuple[Pattern, ...]:

@@ -19,9 +19,11 @@ import logging
 import os
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import i18n
 from firmware.errors import LauncherError, UsageError
 
 LOCK_NAME = "launcher-pins.lock"
@@ -30,10 +32,10 @@ KEEP_PIN_STATES = 64  # newest states a mock pin remembers (gpiozero's own keeps
 log = logging.getLogger(__name__)
 
 
-def mock_requested(env: dict[str, str] | None = None) -> bool:
+def mock_requested(env: Mapping[str, str] | None = None) -> bool:
     """True when the environment asks gpiozero for mock pins (``GPIOZERO_PIN_FACTORY=mock``)."""
-    env = os.environ if env is None else env
-    return env.get("GPIOZERO_PIN_FACTORY", "").strip().lower() == "mock"
+    asked = (os.environ if env is None else env).get("GPIOZERO_PIN_FACTORY", "")
+    return asked.strip().lower() == "mock"
 
 
 def is_mock(factory: Any) -> bool:
@@ -52,12 +54,18 @@ def pins_label(factory: Any, *, simulated: bool = False) -> str:
     return f"{name}, simulated chip" if simulated else name
 
 
+def is_lgpio(factory: Any) -> bool:
+    """True for gpiozero's lgpio backend (``LGPIOFactory``: Raspberry Pi OS Bookworm, Pi 5),
+    whatever chip is under it."""
+    return any(cls.__module__ == "gpiozero.pins.lgpio" for cls in type(factory).__mro__)
+
+
 def stamps_edges(factory: Any) -> bool:
     """True when ``factory``'s pins hand gpiozero the time the kernel stamped on each input edge
     (lgpio: each alert's timestamp, CLOCK_MONOTONIC), so an input device's ``active_time`` read
     in its callback is the age of the edge, however late the callback runs. Elsewhere (mock
     pins, RPi.GPIO, native) the callback's own time is the best there is."""
-    return any(cls.__module__ == "gpiozero.pins.lgpio" for cls in type(factory).__mro__)
+    return is_lgpio(factory)
 
 
 def make_factory(*, mock: bool) -> Any:
@@ -79,8 +87,10 @@ def make_factory(*, mock: bool) -> Any:
         known = factory_names()
         if named.strip().lower() not in known:
             raise UsageError(
-                f"GPIOZERO_PIN_FACTORY={named!r} names no pin factory; use one of "
-                f"{', '.join(sorted(known))}, or unset it to let gpiozero choose"
+                i18n._(
+                    "GPIOZERO_PIN_FACTORY={name!r} names no pin factory; use one of {factories}, "
+                    "or unset it to let gpiozero choose"
+                ).format(name=named, factories=", ".join(sorted(known)))
             )
     with warnings.catch_warnings(record=True) as fallbacks:
         # gpiozero warns once per library it tries and cannot load; collected here so the
@@ -95,8 +105,10 @@ def make_factory(*, mock: bool) -> Any:
             # A factory named in GPIOZERO_PIN_FACTORY is loaded without gpiozero's fallbacks,
             # so its own failure arrives here.
             raise LauncherError(
-                f"GPIOZERO_PIN_FACTORY={named}: {library_failure(exc)}; unset it to let "
-                "gpiozero choose, or use --mock"
+                i18n._(
+                    "GPIOZERO_PIN_FACTORY={name}: {reason}; unset it to let gpiozero choose, or "
+                    "use --mock"
+                ).format(name=named, reason=library_failure(exc))
             ) from None
     tried = "; ".join(
         _fallback_reason(str(w.message).removeprefix("Falling back from "))
@@ -105,8 +117,10 @@ def make_factory(*, mock: bool) -> Any:
     )
     if factory is None:
         raise LauncherError(
-            f"no GPIO library could drive the pins ({tried or 'none found'}); on a Raspberry Pi "
-            "install the 'pi' extra, anywhere else use --mock"
+            i18n._(
+                "no GPIO library could drive the pins ({tried}); on a Raspberry Pi install the "
+                "'pi' extra, anywhere else use --mock"
+            ).format(tried=tried or i18n._("none found"))
         )
     if tried:
         log.info("GPIO: using %s after trying %s", type(factory).__name__, tried)
@@ -120,14 +134,23 @@ def factory_names() -> set[str]:
     return {ep.name.lower() for ep in entry_points(group="gpiozero_pin_factories")}
 
 
-CHIP_DENIED = (
-    "cannot open the GPIO chip /dev/gpiochip*: it is missing, or this user may not use it "
-    "(add it to the gpio group)"
-)
-NOT_A_PI = (
-    "this is not a Raspberry Pi (gpiozero finds no board revision in /proc/device-tree "
-    "or /proc/cpuinfo)"
-)
+def _chip_denied() -> str:
+    # lgpio's 'can not open gpiochip': open() of /dev/gpiochipN failed
+    return i18n._(
+        "cannot open the GPIO chip /dev/gpiochip*: it is missing, or this user may not use it "
+        "(add it to the gpio group)"
+    )
+
+
+def _not_a_pi() -> str:
+    return i18n._(
+        "this is not a Raspberry Pi (gpiozero finds no board revision in /proc/device-tree "
+        "or /proc/cpuinfo)"
+    )
+
+
+def _not_installed(module: str) -> str:
+    return i18n._("the {module} module is not installed").format(module=module)
 
 
 def library_failure(exc: BaseException) -> str:
@@ -137,15 +160,18 @@ def library_failure(exc: BaseException) -> str:
 
     if isinstance(exc, ImportError):
         missing = getattr(exc, "name", None)
-        return f"the {missing} module is not installed" if missing else _one_line(exc)
+        return _not_installed(missing) if missing else _one_line(exc)
     if isinstance(exc, PinUnknownPi):
-        return NOT_A_PI
+        return _not_a_pi()
     if isinstance(exc, PermissionError):
-        where = f" on {exc.filename}" if exc.filename else ""
-        return f"permission denied{where} (add this user to the gpio group)"
+        if exc.filename:
+            return i18n._("permission denied on {path} (add this user to the gpio group)").format(
+                path=exc.filename
+            )
+        return i18n._("permission denied (add this user to the gpio group)")
     text = _one_line(exc)
-    if text == "can not open gpiochip":  # lgpio: open() of /dev/gpiochipN failed
-        return CHIP_DENIED
+    if text == "can not open gpiochip":
+        return _chip_denied()
     return text
 
 
@@ -154,12 +180,12 @@ def _fallback_reason(text: str) -> str:
     name, _, reason = text.partition(": ")
     reason = reason.strip("'\"")
     if reason == "can not open gpiochip":
-        return f"{name}: {CHIP_DENIED}"
+        return f"{name}: {_chip_denied()}"
     if reason.startswith("unable to locate Pi revision"):  # gpiozero's PinUnknownPi
-        return f"{name}: {NOT_A_PI}"
+        return f"{name}: {_not_a_pi()}"
     if reason.startswith("No module named "):
         module = reason.removeprefix("No module named ").strip("'")
-        return f"{name}: the {module} module is not installed"
+        return f"{name}: {_not_installed(module)}"
     return text
 
 
@@ -197,11 +223,17 @@ def pin_failure(exc: BaseException, factory: Any, pins: dict[str, int]) -> Launc
     reason = library_failure(exc)
     if reason == "GPIO busy":  # lgpio: the kernel's EBUSY, another request holds the line
         return LauncherError(
-            f"GPIO {number} ([pins] {name}) is busy: another program holds it (a second "
-            "launcher, gpioset or gpiomon, a device-tree overlay); stop it or wire "
-            f"{name} to another pin"
+            i18n._(
+                "GPIO {number} ([pins] {name}) is busy: another program holds it (a second "
+                "launcher, gpioset or gpiomon, a device-tree overlay); stop it or wire {name} "
+                "to another pin"
+            ).format(number=number, name=name)
         )
-    return LauncherError(f"GPIO {number} ([pins] {name}) cannot be used: {reason}")
+    return LauncherError(
+        i18n._("GPIO {number} ([pins] {name}) cannot be used: {reason}").format(
+            number=number, name=name, reason=reason
+        )
+    )
 
 
 def _bounded_mock_pin() -> type:
@@ -214,6 +246,8 @@ def _bounded_mock_pin() -> type:
     from gpiozero.pins.mock import MockPWMPin
 
     class BoundedMockPWMPin(MockPWMPin):
+        states: deque[Any]
+
         def clear_states(self) -> None:
             super().clear_states()
             self.states = deque(self.states, maxlen=KEEP_PIN_STATES)
@@ -271,7 +305,11 @@ def claim_pins(path: str | os.PathLike[str] | None = None) -> PinsLock:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise LauncherError(f"cannot open the pins lock {lock_path}: {exc.strerror}") from exc
+        raise LauncherError(
+            i18n._("cannot open the pins lock {path}: {reason}").format(
+                path=lock_path, reason=exc.strerror
+            )
+        ) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -279,10 +317,14 @@ def claim_pins(path: str | os.PathLike[str] | None = None) -> PinsLock:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
         finally:
             os.close(fd)
-        raise LauncherError(f"pins are held by a running launcher (pid {holder})") from None
+        raise LauncherError(
+            i18n._("pins are held by a running launcher (pid {pid})").format(pid=holder)
+        ) from None
     except OSError as exc:
         os.close(fd)
-        raise LauncherError(f"cannot lock {lock_path}: {exc.strerror}") from exc
+        raise LauncherError(
+            i18n._("cannot lock {path}: {reason}").format(path=lock_path, reason=exc.strerror)
+        ) from exc
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return PinsLock(lock_path, fd)

@@ -10,7 +10,11 @@ when it runs out, keeps the door shut, and can be told to misbehave: ``misfeed(n
 cards after it stops) and ``push_card()`` (a card crosses the beam with nothing driving it).
 
 The plant is "the world", so it keeps its own time on its own thread, independent of the daemon's
-loop. It reaches the pins through their world side (:func:`world_of`): gpiozero's mock pins
+loop. A test on a fake clock starts it without the thread (``start(thread=False)``, as
+``Daemon.start(thread=False)`` does) and moves it with ``run_due()`` to the time ``next_due()``
+names, in turn with the loop: the mechanism's timings cost no wall time there.
+
+It reaches the pins through their world side (:func:`world_of`): gpiozero's mock pins
 (``--mock``), or the simulated gpiochip that tests and ``make pi-check`` put under gpiozero's own
 lgpio backend (``tests/simchip``). Real pins have none, so there is no plant on a real box.
 Nothing else in the firmware imports it but the commands that build one (``run``, ``bench``).
@@ -31,6 +35,7 @@ from typing import Any
 
 from firmware import textfile
 from firmware.errors import UsageError
+from firmware.pins import is_lgpio
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +102,7 @@ def world_of(factory: Any) -> Any | None:
 
     if isinstance(factory, MockFactory):
         return MockHeader(factory)
-    if type(factory).__module__ == "gpiozero.pins.lgpio":
+    if is_lgpio(factory):
         side = getattr(sys.modules.get("lgpio"), "plant_side", None)
         if callable(side):
             return side(factory.chip)
@@ -206,9 +211,10 @@ class Plant:
 
     # -- life cycle ----------------------------------------------------------------------------
 
-    def start(self) -> Plant:
-        """Attach to the pins and start the mechanism's thread."""
-        if self._thread is not None:
+    def start(self, *, thread: bool = True) -> Plant:
+        """Attach to the pins and start the mechanism's thread (``thread=False``: the caller
+        moves the mechanism with ``run_due()``, on a fake clock)."""
+        if self._thread is not None or self._watching:
             return self
         for name, number in self._pin_names.items():
             self._values[name] = self.header.value(number)
@@ -222,8 +228,9 @@ class Plant:
             self._update_motion(self.clock())
             self._drive_inputs()
             self._save()
-        self._thread = threading.Thread(target=self._run, name="plant", daemon=True)
-        self._thread.start()
+        if thread:
+            self._thread = threading.Thread(target=self._run, name="plant", daemon=True)
+            self._thread.start()
         return self
 
     def stop(self) -> None:
@@ -350,18 +357,43 @@ class Plant:
             return True
 
     def wait_quiet(self, timeout: float) -> bool:
-        """Wait until nothing moves: no card in the beam, none on its way (a running or coasting
-        roller, a solenoid pulse or a pushed card); False on timeout."""
+        """Wait until nothing moves (``quiet``); False on timeout."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while (
-                self._beam_until is not None or self._next_card is not None or self._pending_pulses
-            ):
+            while not self.quiet:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._cond.wait(left)
             return True
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing moves: no card in the beam, none on its way (a running or coasting roller,
+        a solenoid pulse or a pushed card)."""
+        with self._cond:
+            return self.next_due() is None
+
+    # -- on a fake clock ---------------------------------------------------------------------
+
+    def next_due(self) -> int | None:
+        """When the mechanism next changes by itself (clock ns: a card reaches the beam or
+        leaves it), or None while nothing moves."""
+        with self._cond:
+            if self._beam_until is not None:
+                return self._beam_until  # the next card waits behind the one in the beam
+            due = [t for t in (self._next_card, *self._pending_pulses) if t is not None]
+            return min(due) if due else None
+
+    def run_due(self) -> int:
+        """Do what is due by now on the plant's clock (a plant started without its thread);
+        returns how many changes that made."""
+        steps = 0
+        with self._cond:
+            while (due := self.next_due()) is not None and due <= self.clock():
+                self._step(self.clock())
+                steps += 1
+        return steps
 
     # -- pins ----------------------------------------------------------------------------------
 
@@ -440,11 +472,9 @@ class Plant:
     def _run(self) -> None:
         with self._cond:
             while not self._stopped:
-                now = self.clock()
-                self._step(now)
-                wake = [t for t in (self._beam_until, self._next_card) if t is not None]
-                wake += self._pending_pulses
-                timeout = max(0.0, (min(wake) - self.clock()) / 1e9) if wake else None
+                self._step(self.clock())
+                due = self.next_due()
+                timeout = None if due is None else max(0.0, (due - self.clock()) / 1e9)
                 self._cond.wait(timeout)
 
     def _step(self, now: int) -> None:
@@ -504,7 +534,7 @@ class Plant:
             return
         tmp = self.state_path.with_suffix(self.state_path.suffix + ".tmp")
         try:
-            state = {"hopper": self.hopper, "ejected_total": self.ejected_total}
+            state: dict[str, Any] = {"hopper": self.hopper, "ejected_total": self.ejected_total}
             if self.loads:
                 state["loads"] = self.loads
             tmp.write_text(json.dumps(state))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -19,11 +20,14 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import i18n
-from firmware.daemon import Daemon
 from firmware.errors import UsageError
+
+if TYPE_CHECKING:
+    from firmware.daemon import Daemon
+    from firmware.journal import Journal
 
 log = logging.getLogger("firmware.daemon")  # the name the logs have always shown
 
@@ -77,7 +81,7 @@ def _console(daemon: Daemon, out: Callable[[dict], None], at_end: Callable[[], N
             continue
         with answered:
             waiting[0] += 1
-        daemon.submit(op, args, lambda r, op=op: reply(op, r))
+        daemon.submit(op, args, functools.partial(reply, op))
     with answered:
         answered.wait_for(lambda: waiting[0] <= 0, REPLIES_WAIT_S)
     log.info("end of the console's input: stopping")
@@ -108,8 +112,11 @@ def _input_lines() -> Iterator[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # The box's modules are imported here, not at the top: `launcher --help` builds this
+    # command's parser too, and needs none of them.
     from firmware import config as config_mod
     from firmware import notify
+    from firmware.daemon import Daemon
     from firmware.pins import claim_pins, make_factory, mock_requested, pins_label
 
     logging.basicConfig(
@@ -137,6 +144,12 @@ def _run(args: argparse.Namespace) -> int:
 
     # Before anything starts: a bad --port is the only line printed (PortError, exit 2).
     port = check_port(args.port, BOX_WORDS)
+    if args.pty_link is not None:
+        if port != "pty":
+            raise UsageError(i18n._("--pty-link needs --port pty"))
+        from firmware.link import check_pty_link
+
+        check_pty_link(args.pty_link)
     if port != "none":
         try:
             from firmware.link import Link
@@ -146,7 +159,7 @@ def _run(args: argparse.Namespace) -> int:
         from firmware.plant import check_state_path
 
         check_state_path(args.plant_state)
-    journal: Any
+    journal: Journal
     if args.journal:
         from firmware.journal import SqliteJournal
 
@@ -204,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         daemon.start()
         if port != "none":
-            link = Link(port, daemon, journal)
+            link = Link(port, daemon, journal, pty_link=args.pty_link)
             link.start()
             if port == "pty":
                 print(f"PORT {link.port_path}", flush=True)
@@ -316,6 +329,14 @@ def register(subparsers: Any) -> None:
         help=i18n._(
             "serial port or pyserial URL for the host link; 'pty' creates one and prints "
             "'PORT <path>' first on stdout; 'none' (default) runs without a link"
+        ),
+    )
+    parser.add_argument(
+        "--pty-link",
+        metavar="PATH",
+        help=i18n._(
+            "with --port pty: keep a symlink to the pty at PATH, open to the daemon's group "
+            "(the all-in-one box: the web referee on the same Pi)"
         ),
     )
     parser.add_argument(

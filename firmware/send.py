@@ -14,6 +14,7 @@ Exit codes: 0 done, 1 the box is unreachable or refused, 2 bad op, arguments or 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import threading
@@ -226,7 +227,7 @@ def _send(args: argparse.Namespace, given: dict[str, int], ctrl_c: CtrlC) -> int
                 # `watch | head -1` ends when head does, even while the box is quiet.
                 with stop_when_reader_goes(sys.stdout) as reader_gone:
                     for event in client.events():
-                        _print(args, event, lambda e=event: describe(e))
+                        _print(args, event, functools.partial(describe, event))
                     client.raise_if_gone()
                 return EXIT_OK
             if op in ("press", "dispense"):

@@ -24,14 +24,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from firmware import textfile
-from firmware.attenuation import MAX_CURVE, MAX_WINDOW_MS
+from firmware import attenuation, patterns, textfile
+from firmware.checks import BadValue, Check, boolean
 from firmware.errors import CommandError
 from firmware.feature import Feature
 from firmware.jam import check_limit, from_mapping
@@ -46,47 +45,26 @@ FORMAT = 1
 SUFFIX = ".settings.json"
 
 
-def _bool(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(Text("must be true or false"))
-    return value
-
-
-def _window(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WINDOW_MS:
-        raise ValueError(Text("must be a whole number of ms from 0 to {most}", most=MAX_WINDOW_MS))
-    return value
-
-
-def _curve(value: object) -> list[float]:
-    allowed = Text("must be a list of 1 to {most} numbers from 0 to 1", most=MAX_CURVE)
-    if not isinstance(value, list) or not 1 <= len(value) <= MAX_CURVE:
-        raise ValueError(allowed)
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise ValueError(allowed)
-        if not 0 <= v <= 1:
-            raise ValueError(allowed)
-        out.append(float(v))
-    return out
-
-
-# The personality keys the host may set: key -> (check, what it does). Each check returns the
-# normalised value or raises ValueError saying what is allowed. None of them touches a limit:
-# the attenuation factors only take cards away, the switches only silence or darken.
-PERSONALITY: dict[str, tuple[Callable[[object], Any], str]] = {
-    "sound.enabled": (_bool, "play the sound pack's cues"),
-    "light.enabled": (_bool, "show the colour light's looks"),
-    "patterns.enabled": (_bool, "dress bursts in motion patterns"),
-    "attenuation.window_ms": (_window, "rapid-press window (0: off)"),
-    "attenuation.curve": (_curve, "factors of the 1st, 2nd, ... rapid press"),
-    "attenuation.spam_sound": (_bool, "a cut press cues 'spam'"),
+# The personality keys the host may set: key -> (check, what it does). A key of a config
+# section runs that section's own check (the config file's reader runs the same one, so both say
+# the same words). None of them touches a limit: the attenuation factors only take cards away,
+# the switches only silence or darken.
+PERSONALITY: dict[str, tuple[Check[Any], str]] = {
+    "sound.enabled": (boolean, "play the sound pack's cues"),
+    "light.enabled": (boolean, "show the colour light's looks"),
+    "patterns.enabled": (patterns.KEYS["enabled"], "dress bursts in motion patterns"),
+    "attenuation.window_ms": (attenuation.KEYS["window_ms"], "rapid-press window (0: off)"),
+    "attenuation.curve": (
+        attenuation.KEYS["curve"],
+        "factors of the 1st, 2nd, ... rapid press",
+    ),
+    "attenuation.spam_sound": (attenuation.KEYS["spam_sound"], "a cut press cues 'spam'"),
 }
 
 
 def check_personality(values: Mapping[str, object]) -> dict[str, Any]:
-    """Normalised personality ``values``; ``ValueError`` naming the first bad key."""
+    """Normalised personality ``values`` (as JSON writes them: a list, not a tuple);
+    ``ValueError`` naming the first bad key, its `Text` as ``args[0]``."""
     if not isinstance(values, Mapping):
         raise ValueError(Text("settings must be a mapping of setting names to values"))
     out: dict[str, Any] = {}
@@ -100,12 +78,17 @@ def check_personality(values: Mapping[str, object]) -> dict[str, Any]:
                 )
             )
         try:
-            out[key] = PERSONALITY[key][0](value)
-        except ValueError as exc:
-            rule = exc.args[0] if exc.args and isinstance(exc.args[0], Text) else str(exc)
+            checked = PERSONALITY[key][0](value)
+        except BadValue as exc:
             raise ValueError(
-                Text("{key} {rule}, got {value}", key=key, rule=rule, value=json.dumps(value)[:40])
+                Text(
+                    "{key} {rule}, got {value}",
+                    key=key,
+                    rule=exc.rule,
+                    value=json.dumps(value)[:40],
+                )
             ) from None
+        out[key] = list(checked) if isinstance(checked, tuple) else checked
     return out
 
 
@@ -139,7 +122,7 @@ class SettingsStore:
         except FileNotFoundError:
             return
         except OSError as exc:
-            self._corrupt(f"cannot read it: {exc.strerror or exc}")
+            self._corrupt(str(textfile.cannot_read(self.path, exc)))
             return
         try:
             doc = textfile.parse_json(raw.decode("utf-8"))  # (nested too deep: ValueError)
@@ -153,11 +136,14 @@ class SettingsStore:
                 raise ValueError("jam must be a mapping")
             personality = check_personality(doc.get("personality", {}))
         except (ValueError, UnicodeDecodeError) as exc:
-            self._corrupt(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self._corrupt(f"{self.path}: {why}")
             return
         self.jam, self.personality = dict(jam), personality
 
-    def _corrupt(self, why: str) -> None:
+    def _corrupt(self, problem: str) -> None:
+        """The file is unusable (`problem`: one English line naming it): moved aside, one log
+        line, the config's values hold."""
         assert self.path is not None
         bad = self.path.with_name(self.path.name + ".bad")
         try:
@@ -165,7 +151,7 @@ class SettingsStore:
             kept = f"moved to {bad.name}"
         except OSError:
             kept = "left in place"
-        self.problem = f"settings {self.path}: {why}; {kept}, starting from the config's values"
+        self.problem = f"settings {problem}; {kept}, starting from the config's values"
         log.error("%s", self.problem)
         self.jam, self.personality = {}, {}
         with contextlib.suppress(OSError):
@@ -230,7 +216,7 @@ class Settings(Feature):
 
     def __init__(self, box: Daemon) -> None:
         super().__init__(box)
-        self.store = SettingsStore(path_for(getattr(box.journal, "path", None)))
+        self.store = SettingsStore(path_for(box.journal.path))
         self._apply_jam()
         box.serve("settings.get", self._op_get)
         box.serve("settings.set", self._op_set)

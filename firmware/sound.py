@@ -207,7 +207,7 @@ class AplayPlayer:
             with self._cond:
                 while self._next is None and not self._closed:
                     self._cond.wait()
-                if self._closed:
+                if self._closed or self._next is None:  # (not None unless closed)
                     return
                 path, self._next = self._next, None
                 try:

@@ -35,14 +35,23 @@ def _pack_of(args: argparse.Namespace) -> SoundPack:
 
 def describe(pack: SoundPack) -> list[str]:
     """What ``launcher sound check`` prints."""
-    lines = [f"{pack.root}: OK, pack {pack.name!r}, licence {pack.licence}"]
-    for event in EVENTS:
+    lines: list[str] = [
+        i18n._("{path}: OK, pack {name!r}, licence {licence}").format(
+            path=pack.root, name=pack.name, licence=pack.licence
+        )
+    ]
+    for event in EVENTS:  # event names stay as `sound play EVENT` and the config take them
         sounds = pack.sounds(event)
         if not sounds:
-            lines.append(f"  {event:<10} (silent)")
+            silent = i18n._("(silent)")
+            lines.append(f"  {event:<10} {silent}")
             continue
         listed = ", ".join(
-            f"{s.file} ({s.duration_ms} ms{'' if s.weight == 1 else f', weight {s.weight:g}'})"
+            (
+                i18n._("{file} ({ms} ms)")
+                if s.weight == 1
+                else i18n._("{file} ({ms} ms, weight {weight})")
+            ).format(file=s.file, ms=i18n.number(s.duration_ms), weight=i18n.number(s.weight))
             for s in sounds
         )
         lines.append(f"  {event:<10} {listed}")

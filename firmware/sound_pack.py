@@ -118,7 +118,8 @@ def _fail(where: str, text: str) -> ConfigError:
 
 
 def wav_duration_ms(path: Path) -> int:
-    """Length of a PCM WAV file in ms; ``ValueError`` (one line) when it is not one."""
+    """Length of a PCM WAV file in ms; ``ValueError`` (one line) when it is not one, OSError
+    when it cannot be read."""
     try:
         with wave.open(str(path), "rb") as w:
             frames, rate = w.getnframes(), w.getframerate()
@@ -126,8 +127,6 @@ def wav_duration_ms(path: Path) -> int:
                 raise ValueError("not a PCM WAV file")
     except (wave.Error, EOFError) as exc:
         raise ValueError(f"not a PCM WAV file ({exc})") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read it: {exc.strerror or exc}") from None
     return round(1000 * frames / rate)
 
 
@@ -165,7 +164,7 @@ def load(folder: str | Path) -> SoundPack:
     except FileNotFoundError:
         raise ConfigError(f"{where}: missing: a sound pack folder needs a {MANIFEST}") from None
     except OSError as exc:
-        raise _fail(where, f"cannot read it: {exc.strerror or exc}") from None
+        raise ConfigError(textfile.cannot_read(manifest, exc).render()) from None
     except UnicodeDecodeError:
         raise _fail(where, "not a text file: TOML must be UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
@@ -208,6 +207,9 @@ def load(folder: str | Path) -> SoundPack:
                 duration = wav_duration_ms(path)
             except ValueError as exc:
                 raise _fail(where, f"[events] {event}: {file}: {exc}") from None
+            except OSError as exc:
+                unread = textfile.cannot_read(file, exc).render()
+                raise _fail(where, f"[events] {event}: {unread}") from None
             if duration > MAX_SECONDS * 1000:
                 raise _fail(
                     where, f"[events] {event}: {file}: {duration} ms; at most {MAX_SECONDS:g} s"

@@ -10,6 +10,10 @@ that is not UTF-8 raises UnicodeDecodeError, which each reader turns into its ow
 mistake) is an OSError like a file that cannot be read, never a read that fills the memory
 (MemoryError, or the kernel killing the daemon).
 
+A file that cannot be read at all (missing, a folder, not this user's, too big) is one line, the
+same for every reader: `cannot_read(path, exc)`, ``PATH: cannot read this file: REASON`` (the
+reason as the operating system words it, or the limit).
+
 `parse_toml` and `parse_json` read the text: a document nested too deep for the parser (which
 recurses once per level: `a = [[[[...`), or a number of more digits than `int` reads (4,300), is
 a mistake in the file like any other (the parser's own error, so every reader's one line covers
@@ -28,8 +32,17 @@ from pathlib import Path
 from typing import Any
 
 import i18n
+from i18n import Text
 
-__all__ = ["MOST_BYTES", "decode", "parse_json", "parse_toml", "read_bytes", "read_text"]
+__all__ = [
+    "MOST_BYTES",
+    "cannot_read",
+    "decode",
+    "parse_json",
+    "parse_toml",
+    "read_bytes",
+    "read_text",
+]
 
 # Far above any config, deck, scenario, sweep, state file or bench recording of a real box
 # (a million presses is 30 MB of CSV), and well inside a Pi Zero's memory once decoded.
@@ -81,6 +94,13 @@ def _size(count: int) -> str:
 
 def _too_many_digits() -> str:
     return f"a number of more than {sys.get_int_max_str_digits()} digits"
+
+
+def cannot_read(path: str | os.PathLike[str], exc: OSError) -> Text:
+    """The one line for a person's file that cannot be read: a `Text`, so ``render()`` says it
+    in the reader's language and ``str()`` in English (a log line)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return Text("{path}: cannot read this file: {reason}", path=str(path), reason=reason)
 
 
 def parse_toml(text: str) -> dict[str, Any]:

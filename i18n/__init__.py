@@ -279,11 +279,23 @@ def choose(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> lis
     code, rest = take_lang(argv)
     lang = use(code if code is not None else from_environment(environ))
     if code is not None and not lang.compiled:
-        raise LanguageError(
-            f"--lang {code}: its catalog is not compiled ({LOCALE_DIR}/{code}/LC_MESSAGES/"
-            f"{DOMAIN}.mo is missing); run `make`"
-        )
+        raise LanguageError(_not_compiled(code))
     return rest
+
+
+def _not_compiled(code: str) -> str:
+    """Why ``--lang code`` cannot be spoken, and what to do: in a checkout, `make` compiles the
+    catalogs; an installed package carries them compiled by its build, so one without them was
+    not built by this project's build (or lost files): install it again. English: the language
+    asked for is the one missing."""
+    missing = LOCALE_DIR / code / "LC_MESSAGES" / f"{DOMAIN}.mo"
+    said = f"--lang {code}: its catalog is not compiled ({missing} is missing); "
+    if (LOCALE_DIR.parent.parent / "Makefile").is_file():  # i18n/locale of a checkout
+        return said + "run `make` in the checkout"
+    return said + (
+        "this installed package lacks its catalogs: install it again (pip install "
+        "--force-reinstall from a wheel or a checkout, or systemd/install.sh on the box)"
+    )
 
 
 class Text:
@@ -370,7 +382,7 @@ class Phrase(str):
         with speaking(lang or current()):
             return str.__str__(self._remake())
 
-    def format(self, *args: Any, **kwargs: Any) -> Phrase:  # type: ignore[override]
+    def format(self, *args: Any, **kwargs: Any) -> Phrase:
         """`str.format`, kept a `Phrase`: said again, the template and every argument are."""
         value = str.format(self, *args, **kwargs)
         return Phrase(
@@ -382,14 +394,14 @@ class Phrase(str):
             ),
         )
 
-    def join(self, parts: Iterable[str]) -> Phrase:  # type: ignore[override]
+    def join(self, parts: Iterable[str]) -> Phrase:
         """`str.join`, kept a `Phrase` (the separator and the parts said again)."""
         items = list(parts)
         return Phrase(
             str.join(self, items), lambda: str.join(self._remake(), [_again(p) for p in items])
         )
 
-    def __add__(self, other: str) -> Phrase:  # type: ignore[override]
+    def __add__(self, other: str) -> Phrase:
         return Phrase(str.__add__(self, other), lambda: self._remake() + _again(other))
 
     def __radd__(self, other: str) -> Phrase:

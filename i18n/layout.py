@@ -8,6 +8,7 @@ terminal shows: a Chinese character takes two cells, a Thai vowel or tone mark n
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 
 __all__ = ["columns", "format_number", "format_percent", "ljust", "rjust", "width"]
 
@@ -64,7 +65,7 @@ def rjust(text: str, cells: int) -> str:
 
 
 def columns(
-    rows: list[list[str]],
+    rows: Sequence[Sequence[str]],
     right: frozenset[int] | set[int] = frozenset(),
     gap: int = 2,
     sep: str | None = None,

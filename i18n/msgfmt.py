@@ -196,7 +196,8 @@ def mo_bytes(messages: Mapping[bytes, bytes]) -> bytes:
     strs_at = ids_at + 8 * count
     data_at = strs_at + 8 * count
     data = bytearray()
-    ids, strs = [], []
+    ids: list[tuple[int, int]] = []  # (length, offset) of each message id, then each text
+    strs: list[tuple[int, int]] = []
     for table, texts in ((ids, keys), (strs, [messages[k] for k in keys])):
         for text in texts:
             table.append((len(text), data_at + len(data)))

@@ -169,7 +169,7 @@ class _Pending:
         self.reply: dict[str, Any] | None = None
 
 
-def _open_port(port: str) -> serial.SerialBase:
+def _open_port(port: str) -> serial.Serial:
     """Open `port` (a device path or a pyserial URL) exclusively where the backend supports it."""
     kwargs: dict[str, Any] = {
         "baudrate": 115200,
@@ -225,7 +225,7 @@ class BoxClient:
         self.stats = ClientStats()
         self.position = Position(state_path)
         self.box: dict[str, Any] = {}  # the last hello reply: stream, boot, name, ...
-        self._ser: serial.SerialBase | None = None
+        self._ser: serial.Serial | None = None
         self._write_lock = threading.Lock()
         self._cond = threading.Condition()
         self._backlog: collections.deque[list[Any]] = collections.deque()  # [event, taken]
@@ -411,12 +411,10 @@ class BoxClient:
         return self.command("aim", seat=seat)
 
     def load(self, count: int | None = None, total: int | None = None) -> dict[str, Any]:
-        """Tell the box cards were added (`count`) or how many it now holds (`total`)."""
-        if (count is None) == (total is None):
-            raise ValueError("load takes exactly one of count= or total=")
-        if count is not None:
-            return self.command("load", count=count)
-        return self.command("load", total=total)
+        """Tell the box cards were added (`count`) or how many it now holds (`total`): one of
+        the two (BoxError BAD_ARG otherwise, from the op table's check)."""
+        given = {"count": count, "total": total}
+        return self.command("load", **{k: v for k, v in given.items() if v is not None})
 
     def clear(self) -> dict[str, Any]:
         """Leave a latched `jammed` or `empty` state."""
@@ -547,7 +545,7 @@ class BoxClient:
                 pending.done.set()
             self._cond.notify_all()
 
-    def _attach(self, ser: serial.SerialBase) -> None:
+    def _attach(self, ser: serial.Serial) -> None:
         with self._write_lock:
             self._ser = ser
         self._hello_ids = set()

@@ -14,6 +14,7 @@ what no box can take.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from i18n import N_, Text
@@ -92,11 +93,19 @@ class Op:
     query: bool = False  # only asks: the reply is not stored, a repeated id is answered afresh
     by_link: bool = False  # answered by the link itself, not the daemon's features
     send_args: tuple[str, ...] = ()  # positional arguments of `launcher send OP`
+    one_of: tuple[str, ...] = ()  # exactly one of these arguments is given (`load`)
 
     @property
     def arg_names(self) -> tuple[str, ...]:
         """The names of its arguments, in order."""
         return tuple(a.name for a in self.args)
+
+    def problem(self, args: Mapping[str, object]) -> Text | None:
+        """What the arguments break together (no one argument's shape says it: `one_of`), or
+        None: the wire's check (`protocol.validate_args`) and the box's (the feature's op)."""
+        if self.one_of and sum(name in args for name in self.one_of) != 1:
+            return Text("give exactly one of {names}", names=", ".join(self.one_of))
+        return None
 
     def arg(self, name: str) -> Arg:
         """Its argument called `name` (KeyError if it has none)."""
@@ -158,10 +167,10 @@ TABLE: tuple[Op, ...] = (
     Op(
         "load",
         N_("COUNT cards were put in the hopper (with --total: it now holds COUNT)"),
-        # exactly one of them (checked in wire/protocol.py: no one argument's shape says it)
         args=(Arg("count", f"int 1..{MAX_LOAD}"), Arg("total", f"int 0..{MAX_LOAD}")),
         reply=("hopper",),
         send_args=("count",),
+        one_of=("count", "total"),  # cards added, or the hopper's new total
     ),
     Op("clear", N_("leave jammed / empty"), reply=("state",), errors=("FAULT", "EMPTY")),
     Op("reset", N_("leave fault"), reply=("state",), errors=("EMPTY",)),

@@ -139,7 +139,7 @@ def _known_schemes() -> tuple[str, ...]:
     try:
         import pkgutil
 
-        import serial.urlhandler  # type: ignore[import-untyped]
+        import serial.urlhandler
 
         found = sorted(
             m.name.removeprefix("protocol_")
@@ -279,7 +279,7 @@ def open_failure(port: str, exc: BaseException) -> tuple[str, str]:
 def serial_ports() -> str:
     """The serial ports this machine has, for a message (pyserial's list; best effort)."""
     try:
-        from serial.tools import list_ports  # type: ignore[import-untyped]
+        from serial.tools import list_ports
 
         names = sorted(p.device for p in list_ports.comports())
     except Exception:  # only decorates an error message

@@ -16,7 +16,7 @@ import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from i18n import Text
 from wire import ops
@@ -332,11 +332,11 @@ def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -435,8 +435,8 @@ def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
     Each argument against its declaration in the op table (`Arg.problem`: the shape, and the
     bounds no box goes past); ranges that come from a box's config (dispense up to [limits]
     max_burst, seats) are the daemon's to check and name."""
-    declared = ops.OPS[op].args if op in ops.OPS else ()
-    names = tuple(arg.name for arg in declared)
+    entry = ops.OPS.get(op)
+    declared, names = (entry.args, entry.arg_names) if entry is not None else ((), ())
     extra = sorted(set(args) - set(names))
     if extra:
         takes = f"takes only {', '.join(names)}" if names else "takes no arguments"
@@ -449,14 +449,14 @@ def validate_args(cmd_id: str | None, op: str, args: Mapping[str, Any]) -> None:
         problem = arg.problem(args[arg.name])
         if problem is not None:
             raise _bad_arg(cmd_id, op, str(problem))
-    # What no one argument's declaration says:
+    together = entry.problem(args) if entry is not None else None  # (`load`'s one_of)
+    if together is not None:
+        raise _bad_arg(cmd_id, op, str(together))
+    # What the op table does not say:
     if op == "hello":
         stream = args.get("stream")
         if isinstance(stream, str) and len(stream) > MAX_ID_LEN:
             raise _bad_arg(cmd_id, op, f"stream must be at most {MAX_ID_LEN} characters")
-    elif op == "load":
-        if ("count" in args) == ("total" in args):
-            raise _bad_arg(cmd_id, op, "give exactly one of 'count' (cards added) or 'total'")
     elif op == "model.set":
         params = args["params"]
         unknown = sorted(set(params) - set(JAM_PARAM_KEYS))

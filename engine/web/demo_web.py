@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from engine.demo import Spectator
 from engine.errors import UnoError
 from firmware.commandline import CtrlC, decimal, goes_with, say_error, whole_number
+from i18n import _, number
 
 if TYPE_CHECKING:
     from engine.web.server import WebServer
@@ -101,21 +102,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--web",
         action="store_true",
-        help="serve the game live on a web page, refereed by the table referee",
+        help=_("serve the game live on a web page, refereed by the table referee"),
     )
     p.add_argument(
         "--pace",
         type=decimal,
         default=DEFAULT_PACE,
         metavar="SECONDS",
-        help=f"--web: seconds between two moves, to follow on the page (default {DEFAULT_PACE:g})",
+        help=_("--web: seconds between two moves, to follow on the page (default {pace})").format(
+            pace=number(DEFAULT_PACE)
+        ),
     )
     p.add_argument(
         "--wait-pages",
         type=whole_number,
         default=1,
         metavar="N",
-        help="--web: the bots start when N pages are open, so the first game is seen whole (1)",
+        help=_("--web: the bots start when N pages are open, so the first game is seen whole (1)"),
     )
     add_web_arguments(p)
 
@@ -126,7 +129,7 @@ def check_without_web(args: argparse.Namespace) -> None:
     import os
 
     from engine.errors import InputError
-    from engine.web.server import DEFAULT_HTTP
+    from engine.web.serve import DEFAULT_HTTP
 
     given = {
         "--pace": args.pace != DEFAULT_PACE,

@@ -16,8 +16,12 @@ from typing import Any
 
 from engine.errors import UnoError
 from firmware.commandline import CtrlC
+from i18n import _
 
-__all__ = ["add_web_arguments", "need_web_extra", "register", "run_serve"]
+__all__ = ["DEFAULT_HTTP", "add_web_arguments", "need_web_extra", "register", "run_serve"]
+
+# Here, not in server.py: `--help` builds these arguments without the web extra installed.
+DEFAULT_HTTP = "127.0.0.1:8500"
 
 
 def need_web_extra() -> None:
@@ -37,27 +41,27 @@ def need_web_extra() -> None:
 
 def add_web_arguments(p: argparse.ArgumentParser) -> None:
     """Where the page is served, and who may join: shared by `serve` and `demo --web`."""
-    from engine.web.server import DEFAULT_HTTP
-
     p.add_argument(
         "--http",
         default=DEFAULT_HTTP,
         metavar="HOST:PORT",
-        help=f"where the page listens (default {DEFAULT_HTTP}: this machine only; "
-        "0.0.0.0:8500 for phones on the LAN; port 0 picks a free one)",
+        help=_(
+            "where the page listens (default {address}: this machine only; 0.0.0.0:8500 for "
+            "phones on the LAN; port 0 picks a free one)"
+        ).format(address=DEFAULT_HTTP),
     )
     p.add_argument(
         "--code",
         default=os.environ.get("UNOATTACK_CODE") or None,
         metavar="CODE",
-        help="the join code players enter (default: $UNOATTACK_CODE, else 6 random digits)",
+        help=_("the join code players enter (default: $UNOATTACK_CODE, else 6 random digits)"),
     )
     p.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="NAME",
-        help="another host name the page may be opened by (e.g. unoattack.home); repeatable",
+        help=_("another host name the page may be opened by (e.g. unoattack.home); repeatable"),
     )
 
 
@@ -68,8 +72,8 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser(
         "serve",
-        help="the table referee as a live web page for phones",
-        description=(
+        help=_("the table referee as a live web page for phones"),
+        description=_(
             "Referee a real table from a web page: everyone with the URL watches live; players "
             "with the join code play by tapping. Same referee and state file as `unoattack "
             "table`."

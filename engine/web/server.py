@@ -31,12 +31,12 @@ from engine.web.connections import (
     out_of_files_handler,
 )
 from engine.web.hub import Hub
+from engine.web.serve import DEFAULT_HTTP
 from engine.web.table_service import TableService
 from firmware.commandline import digits, say_error
 
 __all__ = ["DEFAULT_HTTP", "WebServer", "check_web_arguments", "parse_http"]
 
-DEFAULT_HTTP = "127.0.0.1:8500"
 GRACE_S = 3  # for the connections open when the server stops
 WS_MAX_SIZE = 64 * 1024  # frames above this are refused by the WebSocket layer itself (1009)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")

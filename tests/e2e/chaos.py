@@ -109,10 +109,15 @@ class ChaosRelay:
             self.box_attaches += 1
 
     def unplug_host(self) -> None:
-        """Pull the host's cable: its pty vanishes and a new one appears behind `link`."""
+        """Pull the host's cable: its pty vanishes and a new one appears behind `link`.
+
+        The new one first: `link` must never name a pty that is gone, whose number the next
+        pty made on the machine (another test's box) gets. A host reopening `link` then would
+        share that stranger's line, each reader taking some of the other's bytes."""
         with self._lock:
-            self._close_host()
+            old = self._host
             self._plug_host()
+            self._close_side(old)
             self.host_unplugs += 1
 
     # -- internals (lock held) -----------------------------------------------------------------
@@ -129,11 +134,15 @@ class ChaosRelay:
         self._host = _Side(fd=master, keep=slave)
 
     def _close_host(self) -> None:
-        for fd in (self._host.fd, self._host.keep):
+        self._close_side(self._host)
+        self._host = _Side()
+
+    @staticmethod
+    def _close_side(side: _Side) -> None:
+        for fd in (side.fd, side.keep):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self._host = _Side()
 
     def _close_box(self) -> None:
         if self._box.fd is not None:

@@ -10,6 +10,7 @@ cards those results count must equal the cards the plant really ejected.
 from __future__ import annotations
 
 import collections
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -178,3 +179,33 @@ def test_every_fire_result_arrives_once_in_order_through_chaos(
     assert relay.host_unplugs == 3 and kills == 1 and stats.reconnects >= 3
     assert relay.to_host.dropped and relay.to_box.dropped and stats.bad_frames
     assert stats.duplicates > 0 and stats.retries > 0
+
+
+def test_an_unplug_points_the_link_at_the_new_pty_before_the_old_one_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Closed first, the old pty's number could go to another test's box before the link moved
+    # on, and a host reopening the link would share that box's line (seen under load: a frame
+    # from the crash-point test's box with one byte taken by the chaos test's host).
+    master, slave = os.openpty()  # stands in for the box's pty; nothing is relayed
+    link = tmp_path / "ttyHOST"
+    relay = ChaosRelay(os.ttyname(slave), link, seed=1)
+    try:
+        before = os.readlink(link)
+        old_master = relay._host.fd
+        named: list[str] = []
+        close = os.close
+
+        def close_watched(fd: int) -> None:
+            if fd == old_master:
+                named.append(os.readlink(link))  # what a host reopening now would get
+            close(fd)
+
+        monkeypatch.setattr(os, "close", close_watched)
+        relay.unplug_host()
+        monkeypatch.undo()
+        assert named == [os.readlink(link)] and named[0] != before
+    finally:
+        relay.close()
+        os.close(master)
+        os.close(slave)

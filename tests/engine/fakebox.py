@@ -94,17 +94,19 @@ class FakeBox:
 
     def _unplug(self) -> None:
         with self._lock:
-            for fd in (self._slave, self._master):
-                if fd is not None:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+            _close(self._slave, self._master)
             self._master = self._slave = None
 
     def unplug(self) -> None:
-        """Pull the cable: the host's pty dies; a new one appears at the same link path."""
+        """Pull the cable: the host's pty dies; a new one appears at the same link path.
+
+        The new one first: the link must never name a pty that is gone, whose number the next
+        pty made on the machine (another test's box) gets, to be shared with a host reopening
+        the link (tests/e2e/chaos.py does the same)."""
         with self._lock:
-            self._unplug()
+            old = (self._slave, self._master)
             self._plug()
+            _close(*old)
             self._inflight_at.clear()  # resend everything unacked on the new line
 
     # -- box behaviour -----------------------------------------------------------------------
@@ -255,3 +257,10 @@ class FakeBox:
             return wait_until(holds, timeout)
         except AssertionError:
             return False
+
+
+def _close(*fds: int | None) -> None:
+    for fd in fds:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)

@@ -281,8 +281,8 @@ def test_a_bad_sweep_file_is_a_one_line_usage_error(
 @pytest.mark.parametrize(
     ("make", "needle"),
     [
-        (lambda d: d / "missing.toml", "no such sweep file"),
-        (lambda d: d, "is a directory"),
+        (lambda d: d / "missing.toml", "missing.toml: cannot read this file: No such file"),
+        (lambda d: d, ": cannot read this file: Is a directory"),
         (lambda d: _binary(d), "not a text file"),
     ],
 )
@@ -298,7 +298,7 @@ def test_an_unusable_sweep_file_is_a_one_line_usage_error(
 
 def _binary(folder: Path) -> Path:
     path = folder / "sweep.toml"
-    path.write_bytes(b"\x80\x81\x00garbage")  # (not \xff\xfe: the UTF-16 mark, read as UTF-16)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")  # an image given by mistake
     return path
 
 
@@ -345,6 +345,23 @@ def test_a_box_config_sets_the_jam_model_and_the_timings(
     slow, usual = data["results"]
     assert slow["rounds"] == usual["rounds"]  # the same games
     assert slow["per_game"]["minutes"]["mean"] > usual["per_game"]["minutes"]["mean"]
+
+
+def test_a_box_config_naming_the_pis_own_sound_pack_reads_on_a_laptop(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The box checks its sound pack's folder (a folder on the Pi); the host reads only the
+    # sections it uses, so a box's own config sweeps as it is.
+    pack = "/usr/share/unoattack-no-such-box/sounds/our-pack"
+    box = write_config(
+        tmp_path / "box.toml",
+        {"sound.player": "aplay", "sound.pack": pack, "timing.cooldown_ms": 0},
+    )
+    with pytest.raises(box_config.ConfigError, match="our-pack"):
+        box_config.load(box)  # the box itself refuses it, as it should
+    data = run_json(capsys, *QUICK, "--set", f"config={box}")
+    assert data["results"][0]["rounds"] > 0
+    assert box_config.read_for_host(box).timing.cooldown_ms == 0
 
 
 def test_box_times_from_the_default_config() -> None:

@@ -105,17 +105,28 @@ def test_the_prompt_edits_recalls_history_and_says_the_game_is_saved(tmp_path: P
 
 CHILD = textwrap.dedent(
     """
-    import sys, threading, time
+    import sys, threading
     from engine.console import Console
 
     console = Console(sys.stdin, sys.stdout)
     assert console.tty
+    class Spy:  # which threads call into readline's C library (it is not thread-safe)
+        def __init__(self, lib):
+            self.lib, self.callers = lib, set()
+        def __getattr__(self, name):
+            def call(*args):
+                self.callers.add(threading.current_thread().name)
+                return getattr(self.lib, name)(*args)
+            return call
+    console._lib = spy = Spy(console._lib)
     def notice():
-        time.sleep(float(sys.argv[1]))
+        with open(sys.argv[1], "rb") as cue:  # a FIFO: the test says when the notice comes
+            cue.read(1)
         console.show(["box: button live for Bob"], "new prompt> ")
-    threading.Thread(target=notice, daemon=True).start()
+    threading.Thread(target=notice, name="notice", daemon=True).start()
     line = console.read("old prompt> ")
     console.show([f"got {line!r}"])
+    console.show([f"readline called from {sorted(spy.callers)}"])
     console.close()
     """
 )
@@ -125,16 +136,21 @@ CHILD = textwrap.dedent(
 def test_a_message_is_printed_above_the_line_being_typed(tmp_path: Path) -> None:
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    term = Terminal([sys.executable, str(script), "2"], tmp_path)
+    cue = tmp_path / "cue"
+    os.mkfifo(cue)
+    term = Terminal([sys.executable, str(script), str(cue)], tmp_path)
     try:
         term.expect(r"old prompt> ")
         term.type("R7 un")
         term.expect(r"old prompt> R7 un")
+        cue.write_bytes(b"!")  # now, however long the typing took (no timer to race)
         # The notice comes while "R7 un" is being typed: it is printed on a line of its own,
         # then the prompt (the new one) is drawn again with the text typed so far.
         term.expect(r"\x1b\[2Kbox: button live for Bob\r?\n(.*\r)?new prompt> R7 un", timeout=60)
         term.type("o\r")
         term.expect(r"got 'R7 uno'")
+        # drawn by the thread that reads, between two keys, never by the notice's own thread
+        term.expect(r"readline called from \['MainThread'\]")
     finally:
         assert term.close() == 0
 

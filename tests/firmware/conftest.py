@@ -25,6 +25,10 @@ FAST: dict[str, Any] = {
     "ejector.flywheel_spinup_ms": 10,
     "timing.card_timeout_ms": 1000,
     "timing.cooldown_ms": 5,
+    # Long enough for a card the roller still pushes after the feed stops (one feed interval
+    # plus its jitter and a beam time, 47 ms), not the default 100 ms after every burst. Tests of
+    # a coasting card that may come late on a busy machine set their own.
+    "timing.settle_ms": 50,
     "timing.hold_clear_s": 0.5,
     "timing.debounce_ms": 0,
     "plant.hopper": 60,

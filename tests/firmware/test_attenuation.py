@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from firmware.attenuation import AttenuationConfig, Attenuator, cut, factor
+from firmware.attenuation import KEYS, AttenuationConfig, Attenuator, cut, factor
+from firmware.checks import BadValue
 from firmware.jam import JamParams, describe
 
 _MS = 1_000_000
@@ -49,17 +50,32 @@ def test_attenuation_never_adds_a_card(curve: list[float], planned: int, rapid: 
 
 
 @pytest.mark.parametrize(
-    ("cfg", "needle"),
+    ("key", "value", "needle"),
     [
-        (AttenuationConfig(window_ms=-1), "window_ms"),
-        (AttenuationConfig(window_ms=10_001), "window_ms"),
-        (AttenuationConfig(curve=()), "curve must list"),
-        (AttenuationConfig(curve=(1.5,)), "only take cards away"),
+        ("window_ms", -1, "whole number from 0 to 10000"),
+        ("window_ms", 10_001, "whole number from 0 to 10000"),
+        ("window_ms", True, "whole number from 0 to 10000"),
+        ("curve", [], "must list 1 to 16 factors from 0 to 1"),
+        ("curve", [0.5] * 17, "must list 1 to 16 factors from 0 to 1"),
+        ("curve", [1.5], "must list 1 to 16 factors from 0 to 1"),
+        ("curve", [float("nan")], "must list 1 to 16 factors from 0 to 1"),
+        ("curve", [False], "must list 1 to 16 factors from 0 to 1"),
+        ("curve", "0.5", "must list 1 to 16 factors from 0 to 1"),
+        ("spam_sound", 1, "must be true or false"),
     ],
 )
-def test_bad_settings_are_named(cfg: AttenuationConfig, needle: str) -> None:
-    with pytest.raises(ValueError, match=needle):
-        cfg.check()
+def test_each_key_has_one_check_that_says_what_it_takes(
+    key: str, value: object, needle: str
+) -> None:
+    with pytest.raises(BadValue, match=needle):
+        KEYS[key](value)
+
+
+def test_the_checks_normalise_what_they_take() -> None:
+    assert KEYS["curve"]([1, 0.5]) == (1.0, 0.5)
+    assert KEYS["window_ms"](0) == 0 and KEYS["spam_sound"](False) is False
+    default = AttenuationConfig()
+    assert {k: check(getattr(default, k)) for k, check in KEYS.items()} == vars(default)
 
 
 def test_explain_gives_the_mean_cards_of_a_hammered_button() -> None:

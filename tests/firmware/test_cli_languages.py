@@ -217,3 +217,95 @@ def test_bench_summary_in_the_language(code):
     assert len({i18n.layout.width(line) for line in table}) == 1  # numbers end in one column
     assert lang.number(1234.5, 1) in text and lang.number(1234) in table[1]
     assert lang.percent(0.125) in text and "fired 2" in text  # the box's reasons as it says them
+
+
+# -- real pins that cannot be had, and the sound pack: one line / a listing in the language ------
+
+
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_real_pin_failures_are_one_line_in_the_language(
+    code, lgpio_factory, simulated_chip, make_config, monkeypatch
+):
+    from firmware.devices import Devices
+    from firmware.errors import LauncherError, UsageError
+    from firmware.loop import FakeClock
+    from firmware.pins import factory_names, make_factory
+    from tests.firmware.test_devices import Posts, RecordingGuard
+
+    t = i18n.use(code).gettext
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "gpiod")  # no such factory
+    with pytest.raises(UsageError) as caught:
+        make_factory(mock=False)
+    factories = ", ".join(sorted(factory_names()))
+    assert str(caught.value) == t(
+        "GPIOZERO_PIN_FACTORY={name!r} names no pin factory; use one of {factories}, or unset "
+        "it to let gpiozero choose"
+    ).format(name="gpiod", factories=factories)
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "rpigpio")  # its library is not installed here
+    with pytest.raises(LauncherError) as caught:
+        make_factory(mock=False)
+    missing = t("the {module} module is not installed").format(module="RPi")
+    assert str(caught.value) == t(
+        "GPIOZERO_PIN_FACTORY={name}: {reason}; unset it to let gpiozero choose, or use --mock"
+    ).format(name="rpigpio", reason=missing)
+
+    simulated_chip.hold(24, "gpioset")  # a pin another program holds
+    with pytest.raises(LauncherError) as caught:
+        Devices(make_config(), factory=lgpio_factory, post=Posts(), guard=RecordingGuard(),
+                clock=FakeClock())  # fmt: skip
+    assert str(caught.value) == t(
+        "GPIO {number} ([pins] {name}) is busy: another program holds it (a second launcher, "
+        "gpioset or gpiomon, a device-tree overlay); stop it or wire {name} to another pin"
+    ).format(number=24, name="ejector_backward")
+
+    simulated_chip.permitted = False  # the chip refused (no gpio group)
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "lgpio")
+    with pytest.raises(LauncherError) as caught:
+        make_factory(mock=False)
+    refused = t(
+        "cannot open the GPIO chip /dev/gpiochip*: it is missing, or this user may not use it "
+        "(add it to the gpio group)"
+    )
+    assert str(caught.value) == t(
+        "GPIOZERO_PIN_FACTORY={name}: {reason}; unset it to let gpiozero choose, or use --mock"
+    ).format(name="lgpio", reason=refused)
+    assert "cannot" not in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_busy_pin_is_said_in_the_language_by_the_command(tmp_path):
+    from tests.firmware.test_lgpio import _simchip
+
+    config = write_config(tmp_path / "box.toml")
+    proc = _simchip(
+        "--lang", "cy", "run", "--port", "none", "--config", str(config),
+        tmp_path=tmp_path, env={"SIMCHIP_BUSY": "27"},
+    )  # fmt: skip
+    _out, err = proc.communicate(timeout=60)
+    busy = i18n.language("cy").gettext(
+        "GPIO {number} ([pins] {name}) is busy: another program holds it (a second launcher, "
+        "gpioset or gpiomon, a device-tree overlay); stop it or wire {name} to another pin"
+    )
+    assert proc.returncode == 1 and err == f"launcher: {busy.format(number=27, name='sensor')}\n"
+
+
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_sound_check_lists_the_pack_in_the_language(code, capsys):
+    exit_code, out, _err = run_main(main, ["--lang", code, "sound", "check"], capsys)
+    lang = i18n.language(code)
+    t = lang.gettext
+    head, *events = out.splitlines()
+    assert exit_code == 0
+    assert head.endswith(  # the pack's folder, then the rest of the line
+        t("{path}: OK, pack {name!r}, licence {licence}").format(
+            path="", name="uno-attack-default", licence="CC0-1.0"
+        )
+    )
+    dry = next(line for line in events if line.split()[0] == "dry")  # event names as typed
+    assert (
+        t("{file} ({ms} ms, weight {weight})").format(
+            file="dry-1.wav", ms=lang.number(440), weight=lang.number(2)
+        )
+        in dry
+    )
+    assert "weight" not in out and "licence" not in out

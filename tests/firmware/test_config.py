@@ -73,8 +73,8 @@ def edits(*changes: tuple[str, str, str | None], base: str = DEFAULT_TEXT) -> st
 
 # id -> (file content: str | bytes | None for "no file" | "DIR" for a directory, expected part)
 BAD: dict[str, tuple[str | bytes | None, str]] = {
-    "missing-file": (None, ": cannot read the config file: No such file or directory"),
-    "directory": ("DIR", ": cannot read the config file: Is a directory"),
+    "missing-file": (None, ": cannot read this file: No such file or directory"),
+    "directory": ("DIR", ": cannot read this file: Is a directory"),
     "toml-syntax": (DEFAULT_TEXT.replace("seats = 4", "seats 4"), ": not valid TOML: "),
     "not-utf8": (b'[box]\nname = "\xff\xfe"\n', ": not a text file: TOML must be UTF-8"),
     "unknown-section": (
@@ -418,3 +418,60 @@ def test_packaged_copy_equals_the_documented_default() -> None:
 
 def test_default_path_prefers_the_checkout() -> None:
     assert config.default_path() == DEFAULT
+
+
+# --------------------------------------------------------------------------- the host's reader
+
+# A bad value in each section the host reads, and one in the sections it leaves to the box.
+HOST_SECTIONS = [
+    {"timing.cooldown_ms": -5},
+    {"limits.max_burst": 0},
+    {"jam.base": 2},
+    {"jam.burst_weights": [1] * 20},  # past [limits] max_burst: [jam] checked against [limits]
+    {"ejector.kind": "catapult"},
+    {"plant.feed_interval_ms": 0},
+    {"pins.ejector_backward": None},  # a motor needs it: the check between sections
+    {"timing.card_timeout_ms": 9000},  # past [limits] ejector_max_on_ms
+    {"timing.hold": 3},  # an unknown key
+]
+BOX_ONLY = [
+    {"sound.player": "aplay", "sound.pack": "/usr/share/no-such-pack"},
+    {"light.pixels": 0},
+    {"box.seats": 1},
+    {"servo.max_angle": -100},
+    {"feedback.buzzer_tone": "H9"},
+    {"patterns.enabled": "yes"},
+    {"attenuation.curve": [2]},
+    {"door.warn_interval_s": 0},
+]
+
+
+@pytest.mark.parametrize("change", HOST_SECTIONS)
+def test_the_host_reads_its_sections_with_the_boxs_own_readers(
+    tmp_path: Path, change: dict
+) -> None:
+    from tests.configs import write_config
+
+    path = write_config(tmp_path / "box.toml", change)
+    with pytest.raises(ConfigError) as box_says:
+        config.load(path)
+    with pytest.raises(ConfigError) as host_says:
+        config.read_for_host(path)
+    assert str(host_says.value) == str(box_says.value)  # the same reader said it
+
+
+@pytest.mark.parametrize("change", BOX_ONLY)
+def test_the_host_leaves_the_boxs_own_sections_to_the_box(tmp_path: Path, change: dict) -> None:
+    from tests.configs import write_config
+
+    path = write_config(tmp_path / "box.toml", {"timing.settle_ms": 7}, change)
+    with pytest.raises(ConfigError):
+        config.load(path)
+    host = config.read_for_host(path)
+    assert host.timing.settle_ms == 7 and host.path == str(path)
+
+
+def test_the_host_reads_what_the_box_reads() -> None:
+    box, host = config.load(DEFAULT), config.read_for_host(DEFAULT)
+    for field in dataclasses.fields(host):
+        assert getattr(host, field.name) == getattr(box, field.name), field.name

@@ -197,7 +197,8 @@ def test_fit_of_a_file_with_no_fire_exits_2(capsys: pytest.CaptureFixture[str], 
 def test_fit_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "fit", str(tmp_path / "nope.csv"))
     assert code == 2
-    assert err.startswith("launcher: cannot read ") and "No such file" in err
+    missing = tmp_path / "nope.csv"
+    assert err == f"launcher: {missing}: cannot read this file: No such file or directory\n"
 
 
 # ----------------------------------------------------------------------------- fit output

@@ -25,6 +25,23 @@ def journal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
         j.close()
 
 
+def test_both_journals_are_the_journal_the_daemon_and_the_link_ask_for(journal):
+    # Every member of the Journal protocol, with its signature (mypy checks the types: the
+    # daemon's default journal and `launcher run`'s are typed Journal).
+    import inspect
+
+    members = {name for name in vars(journal_mod.Journal) if not name.startswith("_")}
+    assert {"append", "sync", "durable_seq", "path", "lost", "recovered"} <= members
+    for name in members:
+        assert hasattr(journal, name), name
+        wanted = getattr(journal_mod.Journal, name)
+        if inspect.isfunction(wanted):
+            assert inspect.signature(getattr(journal, name)) == inspect.signature(
+                wanted.__get__(journal)
+            ), name
+    assert journal.path is None if isinstance(journal, MemoryJournal) else journal.path.exists()
+
+
 def test_append_assigns_consecutive_seq_and_returns_a_valid_event(journal):
     first = journal.append("press", 5, {"press_id": 1, "source": "button"})
     second = journal.append("state", 6, {"from": "idle", "to": "spinup", "why": "press"})

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from firmware.devices import MAX_EDGE_AGE_S, BigButton, Devices, ExitSensor, edge_time
+from firmware.devices import MAX_EDGE_AGE_S, Aim, BigButton, Devices, ExitSensor, edge_time
 from firmware.errors import LauncherError, UsageError
 from firmware.loop import FakeClock
 from firmware.pins import make_factory
@@ -60,10 +60,9 @@ def test_the_box_sets_pulls_debounce_and_pwm_through_lgpio(
         assert chip.debounce_ns(pins.button) == 20_000_000  # bounce_time reaches lgpio
         assert chip.mode(pins.sensor) == (True, False, PULL_DOWN, BOTH_EDGES)
         assert chip.mode(pins.hopper_empty)[2] == chip.mode(pins.door)[2] == PULL_UP
-        # outputs claimed low; the servo at its middle: 1.5 ms of a 50 Hz frame, in the
-        # whole percent gpiozero's lgpio backend sends (7 %)
+        # outputs claimed low; the servo at its middle: 1.5 ms pulses at 50 Hz
         outputs = dict(pins.outputs())
-        assert (chip.frequency(outputs.pop("servo")), chip.value(pins.servo)) == (50, 0.07)
+        assert (chip.frequency(outputs.pop("servo")), chip.pulse_us(pins.servo)) == (50, 1500)
         for number in outputs.values():
             assert chip.mode(number)[1] and chip.value(number) == 0, number
         # the motor's EN as 100 Hz software PWM
@@ -72,8 +71,12 @@ def test_the_box_sets_pulls_debounce_and_pwm_through_lgpio(
         assert (chip.frequency(pins.ejector_enable), chip.value(pins.ejector_enable)) == (100, 0.5)
         devices.led.set(0.3)
         assert (chip.frequency(pins.button_led), chip.value(pins.button_led)) == (100, 0.3)
-        devices.buzzer.tick()  # A4: 440 Hz at half duty
-        assert chip.frequency(pins.buzzer) == pytest.approx(440) and chip.value(pins.buzzer) == 0.5
+        devices.buzzer.tick()  # A4: 440 Hz at half duty, in lgpio's whole microseconds
+        assert chip.frequency(pins.buzzer) == pytest.approx(440, abs=0.1)
+        assert chip.value(pins.buzzer) == pytest.approx(0.5, abs=0.001)
+        # silenced, the buzzer line is low, wherever lgpio stopped its pulses
+        devices.buzzer.off()
+        assert chip.frequency(pins.buzzer) is None and chip.value(pins.buzzer) == 0
     finally:
         devices.close()
     # closed: every output off and handed back as an input
@@ -99,6 +102,80 @@ def test_a_bouncing_button_is_one_press_on_lgpio(make_box: Any) -> None:
     wait_until(lambda: sim.quiet(chip.number), what="lgpio's last report")
     box.daemon.call(lambda: None)  # the loop has handled every edge lgpio reported
     assert presses() == 2
+
+
+# -- the aiming servo: lgpio's own servo pulses ---------------------------------------------------
+
+
+def test_the_servo_is_pulsed_to_the_microsecond_and_left_low(
+    lgpio_factory: Any, simulated_chip: Any
+) -> None:
+    chip = simulated_chip
+    aim = Aim(19, factory=lgpio_factory, min_angle=-90, max_angle=90, seat_angles=(-60, 20.5))
+    try:
+        # 1 ms at -90°, 2 ms at 90°: -60° is 1166.7 µs, 20.5° is 1613.9 µs (gpiozero's whole
+        # percent would send 1000 and 1600)
+        aim.aim(0)
+        assert (chip.pulse_us(19), chip.frequency(19)) == (1167, 50)
+        aim.aim(1)
+        assert chip.pulse_us(19) == 1614
+        assert aim.servo.angle == pytest.approx(20.5, abs=0.1)
+        aim.off()  # detached: no pulses, and the line low although lgpio stopped mid-pulse
+        assert (chip.pulse_us(19), chip.value(19), aim.servo.angle) == (None, 0, None)
+        aim.off()
+        aim.aim(0)
+        assert chip.pulse_us(19) == 1167
+    finally:
+        aim.close()
+        aim.close()
+    assert not chip.mode(19)[1] and chip.value(19) == 0  # handed back as an input
+
+
+def test_gpiozero_alone_would_stop_the_servo_pulses_mid_pulse(
+    lgpio_factory: Any, simulated_chip: Any
+) -> None:
+    # Why the box drives the line low itself: gpiozero's detach only stops lgpio's pulses, and
+    # lgpio leaves the line at its last level, which the chip takes as high.
+    from gpiozero import AngularServo
+
+    servo = AngularServo(19, pin_factory=lgpio_factory)
+    try:
+        servo.detach()
+        assert simulated_chip.value(19) == 1
+    finally:
+        servo.close()
+
+
+@pytest.mark.parametrize(
+    ("call", "outcome"),
+    [
+        (lambda h: sim.tx_servo(h, 19, 1500), 9),  # started: one queue entry used
+        (lambda h: sim.tx_servo(h, 19, 0), "bad PWM micros"),  # nothing to stop
+        (lambda h: sim.tx_servo(h, 19, 499), "bad servo pulsewidth"),
+        (lambda h: sim.tx_servo(h, 19, 2501), "bad servo pulsewidth"),
+        (lambda h: sim.tx_servo(h, 19, 1500, 39), "bad servo frequency"),
+        (lambda h: sim.tx_servo(h, 19, 2500, 500), "bad servo pulsewidth"),  # 2 ms cycle
+        (lambda h: sim.tx_servo(h, 19, 1500.0), TypeError),  # a C int
+        (lambda h: sim.tx_pwm(h, 19, 50, 7.5), 9),  # a float duty: 1500 µs too
+        (lambda h: sim.tx_pwm(h, 19, 0, 0), "bad PWM micros"),
+    ],
+)
+def test_the_simulated_lgpio_pulses_as_lgTxPulse_does(simulated_chip: Any, call, outcome) -> None:
+    handle = sim.gpiochip_open(0)
+    try:
+        if isinstance(outcome, int):
+            assert call(handle) == outcome
+            # an unclaimed line became an output; 1.5 ms of each 20 ms cycle high
+            assert (simulated_chip.pulse_us(19), simulated_chip.frequency(19)) == (1500, 50)
+        elif isinstance(outcome, str):
+            with pytest.raises(sim.error) as caught:
+                call(handle)
+            assert caught.value.value == outcome
+        else:
+            with pytest.raises(outcome):
+                call(handle)
+    finally:
+        sim.gpiochip_close(handle)
 
 
 # -- edge times --------------------------------------------------------------------------------
@@ -217,7 +294,9 @@ def test_a_refused_gpiochip_is_one_line(
         make_factory(mock=False)
 
 
-@pytest.mark.parametrize(("held", "part"), [(24, "ejector_backward"), (17, "button")])
+@pytest.mark.parametrize(
+    ("held", "part"), [(24, "ejector_backward"), (19, "servo"), (17, "button")]
+)
 def test_a_pin_another_program_holds_is_one_line_and_nothing_stays_claimed(
     lgpio_factory: Any, simulated_chip: Any, make_config: Any, held: int, part: str
 ) -> None:

@@ -115,6 +115,49 @@ def test_a_repeated_press_id_fires_once(wired):
     assert len(box.presses()) == 1
 
 
+def test_a_resend_read_as_the_first_copy_finishes_runs_the_press_once(
+    mock_factory: Any, make_config: Callable[..., Any], tmp_path: Path
+):
+    # A press the box is slow to answer is resent by the host (or doubled by the wire), and the
+    # copy reaches the reader while the first runs. The fault injected at what was the worst
+    # point: the journal has just said "nothing stored for this id" to the copy when the daemon
+    # finishes the first (journals the press with its reply, answers, forgets the id). The
+    # reader's handler and the daemon's loop are stepped by hand; no thread, no timing.
+    from firmware.daemon import Daemon
+    from firmware.loop import FakeClock
+
+    journal = SqliteJournal(tmp_path / "journal.db")
+    no_switches = {"pins.door": None, "pins.hopper_empty": None}  # no plant drives them
+    config = make_config(no_switches)
+    daemon = Daemon(config, factory=mock_factory, journal=journal, clock=FakeClock())
+    daemon.start(thread=False)
+    link = Link("pty", daemon, journal)  # not started: the test is its reader
+    try:
+        press = p.cmd("slow", "press")
+        link._on_cmd(press)  # submitted: queued on the loop, not run yet
+        lookup = journal.lookup
+
+        def lookup_then_finish(cmd_id: str) -> Any:
+            found = lookup(cmd_id)
+            daemon.loop.run_pending()  # the first copy runs and is answered
+            return found
+
+        journal.lookup = lookup_then_finish  # type: ignore[method-assign]
+        link._on_cmd(press)
+        journal.lookup = lookup  # type: ignore[method-assign]
+        daemon.loop.run_pending()
+        presses = [e["press_id"] for e in journal.events_after(0, 100) if e["kind"] == "press"]
+        assert presses == [1], "one press command ran twice"
+        # (run twice, the second press's reply replaced the first: every later resend got
+        # press 2, while press 1 fired for nobody, as issue 21 saw it: 104 for 103)
+        assert journal.get_reply("slow")["press_id"] == 1
+        assert [reply["press_id"] for _, reply in link._out] == [1]  # one answer, the first
+        assert link.counters["dup_cmds"] == 1
+    finally:
+        daemon.stop()
+        journal.close()
+
+
 def test_launcher_run_with_a_pty_port_serves_a_host(tmp_path: Path):
     config = write_config(tmp_path / "launcher.toml")
     journal = tmp_path / "journal.db"

@@ -196,3 +196,24 @@ def test_launcher_diagram_prints_the_mermaid():
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert out == machine.mermaid()
+
+
+def test_the_triggers_declared_for_the_type_checker_are_the_tables() -> None:
+    # LauncherModel declares (for mypy only) the trigger methods the machine binds that the
+    # features call by name: each must be a trigger of TRANSITIONS, bound on a real model.
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(machine.LauncherModel))
+    declared = {
+        node.name
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.FunctionDef)
+    }
+    triggers = {t["trigger"] for t in machine.TRANSITIONS}
+    assert "start_burst" in declared and declared - {"trigger"} <= triggers
+    model = machine.LauncherModel()
+    machine.build_machine(model)
+    assert all(callable(getattr(model, name)) for name in declared)

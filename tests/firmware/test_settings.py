@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from firmware.errors import ConfigError
 from firmware.settings import SettingsStore, check_personality, path_for
 
 
@@ -45,7 +46,7 @@ def test_memory_store_writes_nothing(tmp_path: Path) -> None:
         (b'{"format": 1, "mood": 1}', "unknown key 'mood'"),
         (b'{"format": 1, "jam": 3}', "jam must be a mapping"),
         (b'{"format": 1, "personality": {"sound.enabled": 1}}', "sound.enabled must be true"),
-        (b'{"format": 1, "personality": {"attenuation.curve": [2]}}', "numbers from 0 to 1"),
+        (b'{"format": 1, "personality": {"attenuation.curve": [2]}}', "factors from 0 to 1"),
         (b"\xff\xfe", "codec can't decode"),
     ],
 )
@@ -72,7 +73,7 @@ def test_a_corrupt_file_is_one_log_line_and_replaced_by_defaults(
         ({"volume": 3}, "unknown setting 'volume'"),
         ({"attenuation.window_ms": -5}, "from 0 to 10000"),
         ({"attenuation.window_ms": True}, "whole number"),
-        ({"attenuation.curve": []}, "list of 1 to 16"),
+        ({"attenuation.curve": []}, "attenuation.curve must list 1 to 16 factors from 0 to 1"),
         ({"light.enabled": "yes"}, "light.enabled must be true or false"),
     ],
 )
@@ -93,9 +94,42 @@ def test_a_refused_setting_reads_in_the_readers_language(code: str) -> None:
     text = caught.value.args[0]
     assert isinstance(text, Text)
     said = text.render(lang)
-    assert str(text) == "attenuation.window_ms must be a whole number of ms from 0 to 10000, got -5"
-    rule = lang.gettext("must be a whole number of ms from 0 to {most}").split("{")[0]
+    assert str(text) == "attenuation.window_ms must be a whole number from 0 to 10000, got -5"
+    rule = lang.gettext("must be a whole number from {lo} to {hi}").split("{")[0]
     assert rule.strip() and rule in said and "attenuation.window_ms" in said
+
+
+# Each personality key that is also a config key, with a value neither takes.
+CONFIG_KEYS = [
+    ("patterns.enabled", 1),
+    ("attenuation.window_ms", -5),
+    ("attenuation.curve", [0.5, 2]),
+    ("attenuation.spam_sound", "yes"),
+]
+
+
+@pytest.mark.parametrize("code", ["en", "th", "zh_Hant", "ro", "cy"])
+@pytest.mark.parametrize(("key", "value"), CONFIG_KEYS)
+def test_the_config_file_and_settings_set_refuse_a_value_in_the_same_words(
+    tmp_path: Path, key: str, value: object, code: str
+) -> None:
+    # One check per key (beside its section's dataclass) serves both readers, so the rule a
+    # person reads is the same whether the value came from the file or over the link.
+    import i18n
+    from firmware import config
+    from tests.configs import write_config
+
+    lang = i18n.language(code)
+    section, name = key.split(".")
+    with pytest.raises(ValueError) as from_link:
+        check_personality({key: value})
+    with i18n.speaking(lang), pytest.raises(ConfigError) as from_file:
+        config.load(write_config(tmp_path / "box.toml", {key: value}))
+    text = from_link.value.args[0]
+    rule = text.args["rule"].render(lang)
+    assert rule.strip() and rule in text.render(lang) and key in text.render(lang)
+    assert f"[{section}] {name} = " in str(from_file.value)
+    assert str(from_file.value).endswith(": " + rule), str(from_file.value)
 
 
 # --------------------------------------------------------------------------- on the daemon

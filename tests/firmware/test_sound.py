@@ -57,7 +57,7 @@ def test_default_pack_is_what_the_script_makes(tmp_path: Path) -> None:
         ('press = ["../a.wav"]\n', None, "must be a file inside the pack folder"),
         ('press = ["/etc/a.wav"]\n', None, "must be a file inside the pack folder"),
         ('press = ["a.mp3"]\n', None, "must be a .wav file"),
-        ('press = ["missing.wav"]\n', None, "missing.wav: cannot read it"),
+        ('press = ["missing.wav"]\n', None, "press: missing.wav: cannot read this file"),
         ('press = ["pack.wav"]\n', None, "not a PCM WAV"),
         ('press = [{ file = "a.wav", weight = 0 }]\n', None, "weight = NUMBER above 0"),
         ('press = ["a.wav", "a.wav"]\n', None, "listed twice"),
@@ -271,7 +271,7 @@ def test_sound_check_new_and_play(capsys: pytest.CaptureFixture[str], tmp_path: 
         '[pack]\nlicence = "x"\n[events]\nfire = ["no.wav"]\n'
     )
     code, _, err = run_main(main, ["sound", "check", str(tmp_path / "mine")], capsys)
-    assert code == 78 and "no.wav: cannot read it" in err and err.count("\n") == 1
+    assert code == 78 and "no.wav: cannot read this file" in err and err.count("\n") == 1
     code, _, err = run_main(main, ["sound", "play", "party"], capsys)
     assert code == 2 and "unknown event 'party'" in err
 

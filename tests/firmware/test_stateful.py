@@ -1,5 +1,10 @@
 """Hypothesis stateful test: random presses, dispenses, faults, loads and clears on the mock box.
 
+The box runs on a fake clock with its plant (tests/firmware/simulated.py): time passes when a
+rule lets it (``let_time_pass``), or when the test waits for the box to come to rest; the loop
+is made late on purpose (``lag``), as a busy machine makes it. Every example is the same on
+every machine, and the mechanism's timings cost no wall time.
+
 Invariants, checked after every step on the loop thread:
 - every power output that is on has its max-on deadline armed in the loop at on-time + max_on_ms
   (so the loop will force it off), and nothing is on while the box rests; the feed motor
@@ -16,7 +21,6 @@ Invariants, checked after every step on the loop thread:
 from __future__ import annotations
 
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -26,9 +30,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from firmware import config as config_mod
-from firmware.daemon import Daemon
-from firmware.plant import Plant
 from tests.firmware.conftest import write_config
+from tests.firmware.simulated import SimulatedBox
 
 pytestmark = pytest.mark.slow  # run first: see tests/conftest.py
 RESTING = ("idle", "locked", "jammed", "empty", "fault")
@@ -89,19 +92,15 @@ class LauncherBox(RuleBasedStateMachine):
         super().__init__()
         self.cfg = _config()
         self.factory = MockFactory(pin_class=MockPWMPin)
-        self.plant = Plant(self.cfg.plant, self.factory, self.cfg.pins, kind="motor")
-        self.daemon = Daemon(self.cfg, factory=self.factory, plant=self.plant).start()
+        self.box = SimulatedBox(self.cfg, self.factory)
+        self.plant, self.daemon = self.box.plant, self.box.daemon
         self.loaded = self.cfg.plant.hopper
         self.sensor_faulted = False  # a stuck beam was injected in this example
 
     # -- helpers -------------------------------------------------------------------------------
 
     def command(self, op: str, **args) -> dict:
-        done = threading.Event()
-        box: dict = {}
-        self.daemon.submit(op, args, lambda r: (box.update(r), done.set()))
-        assert done.wait(5), f"no reply to {op}"
-        return box
+        return self.box.command(op, **args)
 
     def counted(self) -> int:
         """Cards reported by fire and stray events so far."""
@@ -115,17 +114,14 @@ class LauncherBox(RuleBasedStateMachine):
         still, then check that every card is reported."""
         d = self.daemon
 
-        def quiet(_event=None) -> bool:
-            return d.call(lambda: d.state in RESTING and not d.queue and d.burst is None)
+        def resting() -> bool:
+            return d.state in RESTING and not d.queue and d.burst is None
 
-        if not quiet():
-            d.wait_for(lambda e: quiet(), timeout=10)
+        assert self.box.run_until(resting), f"the box never came to rest ({d.state})"
         # A coasting roller may still push a card after the burst's settle window.
-        assert self.plant.wait_quiet(10), "the plant kept moving with the box at rest"
-        # The sensor posts each card before the plant counts it, and the loop runs posts in
-        # order: after this call every card event has been handled (and reported).
+        assert self.box.run_until(lambda: self.plant.quiet), "the plant kept moving at rest"
+        # Every card the sensor posted has been handled (and reported) by now.
         edges = d.devices.sensor.edges
-        d.call(lambda: None)
         assert self.counted() == edges, (self.counted(), edges)
         if not self.sensor_faulted:
             assert edges == self.plant.ejected_total
@@ -136,8 +132,17 @@ class LauncherBox(RuleBasedStateMachine):
     def press(self, n: int, wait: bool) -> None:
         for _ in range(n):
             self.daemon.press()
+        self.box.run()
         if wait:
             self.settle()
+
+    @rule(ms=st.integers(1, 300))
+    def let_time_pass(self, ms: int) -> None:
+        self.box.run_for(ms)
+
+    @rule(ms=st.integers(1, 200))
+    def lag(self, ms: int) -> None:
+        self.box.lag(ms)
 
     @rule(count=st.integers(1, 12), wait=st.booleans())
     def dispense(self, count: int, wait: bool) -> None:
@@ -173,11 +178,13 @@ class LauncherBox(RuleBasedStateMachine):
             plant.stick_sensor(False)
         else:
             plant.run_empty_after(2)
+        self.box.run()  # what the fault changes now
 
     @rule()
     def repair(self) -> None:
         self.plant.fix()
         self.plant.unstick()
+        self.box.run()
 
     @rule(op=st.sampled_from(["clear", "reset"]))
     def clear(self, op: str) -> None:
@@ -250,5 +257,5 @@ class LauncherBox(RuleBasedStateMachine):
             self.factory.reset()
 
 
-LauncherBox.TestCase.settings = settings(max_examples=30, stateful_step_count=15, deadline=None)
+LauncherBox.TestCase.settings = settings(max_examples=100, stateful_step_count=25, deadline=None)
 TestLauncherBox = LauncherBox.TestCase

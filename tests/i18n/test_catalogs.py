@@ -224,3 +224,28 @@ def test_launcher_help_and_usage_errors_in_each_language(code, capsys):
     exit_code, _, err = run_main(launcher, ["--lang", code, "--bogus"], capsys)
     said = t("unknown option {arg!r}; see {prog} --help").format(arg="--bogus", prog="launcher")
     assert exit_code == 2 and err == f"launcher: error: {said}\n"
+
+
+@pytest.mark.parametrize(
+    ("checkout", "advice"),
+    [(True, "run `make` in the checkout"), (False, "this installed package lacks its catalogs")],
+)
+def test_a_missing_catalog_says_what_to_do_in_a_checkout_and_in_an_installed_package(
+    tmp_path, monkeypatch, checkout, advice
+):
+    root = tmp_path / ("checkout" if checkout else "site-packages")
+    locale = root / "i18n" / "locale"
+    locale.mkdir(parents=True)
+    if checkout:
+        (root / "Makefile").write_text("all:\n")
+    monkeypatch.setattr(i18n, "LOCALE_DIR", locale)
+    i18n.language.cache_clear()
+    try:
+        with pytest.raises(i18n.LanguageError) as caught:
+            i18n.choose(["--lang", "th", "--help"])
+    finally:
+        i18n.language.cache_clear()
+    message = str(caught.value)
+    missing = locale / "th" / "LC_MESSAGES" / "unoattack.mo"
+    assert message.startswith(f"--lang th: its catalog is not compiled ({missing} is missing); ")
+    assert advice in message and ("make" in message) == checkout and "\n" not in message

@@ -1,13 +1,14 @@
 """The package as its users install it, never as `make` leaves the checkout.
 
 A copy of the checkout as a fresh clone has it (the files git tracks or would track: no .mo,
-no build/, no .venv) is built the three ways people install it: a wheel from the tree (`python
--m build --wheel`, as `pip install .` and systemd/install.sh build it), a wheel built from the
-sdist (`python -m build`, as pip builds an sdist from PyPI), and an editable install (`pip
-install -e .`, what `make` does). Each goes into a fresh venv outside the checkout; from a
-folder outside it, `launcher` and `unoattack` answer in each of the five languages, asked with
-`--lang` and with the locale; the web page, the sound pack and the default config are installed
-beside the code; and the build prints no setuptools warning.
+no build/, no .venv) is built once for the whole run (`python -m build --sdist --wheel`: the
+sdist, and a wheel from the tree as `pip install .` and systemd/install.sh build it) and
+installed the three ways people install it: that wheel; the sdist, from which pip builds a wheel
+of its own as it does with an sdist from PyPI; and an editable install (`pip install -e .`, what
+`make` does). Each goes into a fresh venv outside the checkout; from a folder outside it,
+`launcher` and `unoattack` answer in each of the five languages, asked with `--lang` and with the
+locale; the web page, the sound pack and the default config are installed beside the code; and
+no build prints a setuptools warning.
 
 Offline and isolated: the build runs in this venv (`--no-isolation`: `build` and setuptools are
 dev dependencies), pip installs with `--no-deps --no-index`, and the fresh venv sees, of this
@@ -18,6 +19,7 @@ build): not the checkout, not the development tools.
 
 from __future__ import annotations
 
+import fcntl
 import filecmp
 import functools
 import json
@@ -29,6 +31,8 @@ import sys
 import tarfile
 import tomllib
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -134,13 +138,39 @@ def pip_install(python: Path, *args: str | Path, cwd: Path) -> str:
     return run(*pip, *args, cwd=cwd, env=env)
 
 
-def build(checkout: Path, out: Path, *what: str) -> list[Path]:
-    """`python -m build` run in this venv; the files it made (it printed no warning)."""
-    printed = run(
-        sys.executable, "-m", "build", "--no-isolation", *what, "-o", out, checkout, cwd=checkout
-    )
+def build(checkout: Path, out: Path) -> None:
+    """`python -m build --sdist --wheel` run in this venv, into `out`; it printed no warning."""
+    what = ("--no-isolation", "--sdist", "--wheel", "-o", out, checkout)
+    printed = run(sys.executable, "-m", "build", *what, cwd=checkout)
     assert not SETUPTOOLS_WARNING.findall(printed), printed
-    return sorted(out.iterdir())
+
+
+@dataclass(frozen=True)
+class Dist:
+    """What the checkout was built into, and the copy of it that was built."""
+
+    sdist: Path
+    wheel: Path
+    checkout: Path
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
+    """The checkout's sdist and wheel, built once for the run: the xdist workers share one
+    build (the first to ask makes it, under a lock; another waits for it)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # this run's folder, which every worker's own folder is in
+    folder = base / "package-dist"
+    with (base / "package-dist.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "built").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
+            build(fresh_checkout(folder / "clone"), folder / "dist")
+            (folder / "built").touch()
+    (sdist,) = (folder / "dist").glob("*.tar.gz")
+    (wheel,) = (folder / "dist").glob("*.whl")
+    return Dist(sdist, wheel, folder / "clone")
 
 
 @functools.cache
@@ -177,14 +207,19 @@ def wrong_languages(python: Path, config: Path, home: Path) -> list[str]:
     for code in LANGUAGES:
         plain, local = user_env(python), user_env(python, LOCALES[code])
         usage = said(code, "usage: ")
-        ran = {
-            "launcher config check": attempt(
-                "launcher", "--lang", code, "config", "check", cwd=home, env=plain
-            ),
-            "launcher --help": attempt("launcher", "--help", cwd=home, env=local),
-            "unoattack --help": attempt("unoattack", "--lang", code, "--help", cwd=home, env=plain),
-            "unoattack deck": attempt("unoattack", "deck", cwd=home, env=local),
+        commands = {
+            "launcher config check": (["launcher", "--lang", code, "config", "check"], plain),
+            "launcher --help": (["launcher", "--help"], local),
+            "unoattack --help": (["unoattack", "--lang", code, "--help"], plain),
+            "unoattack deck": (["unoattack", "deck"], local),
         }
+        # Four at a time: each is a process of its own that mostly waits for its imports.
+        with ThreadPoolExecutor(4) as pool:
+            running = {
+                command: pool.submit(attempt, *argv, cwd=home, env=env)
+                for command, (argv, env) in commands.items()
+            }
+            ran = {command: future.result() for command, future in running.items()}
         out = {command: printed for command, (_exit, printed) in ran.items()}
         lines = {command: text.splitlines() or [""] for command, text in out.items()}
         n = re.search(r"\d+", lines["unoattack deck"][0])
@@ -253,20 +288,18 @@ def test_the_checks_tell_each_language_from_english():
 
 
 @pytest.mark.slow
-def test_a_wheel_built_from_the_checkout(checkout, dependencies, tmp_path):
-    (wheel,) = build(checkout, tmp_path / "dist", "--wheel")
-    files = zipfile.ZipFile(wheel).namelist()
+def test_a_wheel_built_from_the_checkout(dist, dependencies, tmp_path):
+    files = zipfile.ZipFile(dist.wheel).namelist()
     assert [c for c in CATALOGS if f"{c}.mo" not in files] == []
     assert [f for f in files if f.endswith(".po")] == []
     venv = tmp_path / "venv"
-    pip_install(fresh_venv(venv, dependencies), wheel, cwd=tmp_path)
-    check_installed(venv / "bin" / "python", checkout, tmp_path, code_in=venv)
+    pip_install(fresh_venv(venv, dependencies), dist.wheel, cwd=tmp_path)
+    check_installed(venv / "bin" / "python", dist.checkout, tmp_path, code_in=venv)
 
 
 @pytest.mark.slow
-def test_a_wheel_built_from_the_sdist(checkout, dependencies, tmp_path):
-    made = build(checkout, tmp_path / "dist")  # the sdist, then a wheel from it
-    ((sdist,), (wheel,)) = ([f for f in made if f.name.endswith(e)] for e in (".tar.gz", ".whl"))
+def test_a_wheel_built_from_the_sdist(dist, dependencies, tmp_path):
+    sdist = dist.sdist
     top = sdist.name.removesuffix(".tar.gz")
     with tarfile.open(sdist) as tar:
         files = tar.getnames()
@@ -275,8 +308,14 @@ def test_a_wheel_built_from_the_sdist(checkout, dependencies, tmp_path):
     assert [f for f in files if f.endswith(".mo")] == []
     assert {f"{top}/setup.py", f"{top}/i18n/msgfmt.py"} <= set(files)
     venv = tmp_path / "venv"
-    pip_install(fresh_venv(venv, dependencies), wheel, cwd=tmp_path)
-    check_installed(venv / "bin" / "python", checkout, tmp_path, code_in=venv)
+    # pip builds a wheel from the sdist, as from PyPI (its build output is shown with -v). The
+    # build backend runs in the fresh venv (setuptools is linked), from the unpacked sdist only.
+    printed = pip_install(
+        fresh_venv(venv, dependencies), "-v", "--no-build-isolation", sdist, cwd=tmp_path
+    )
+    assert "Building wheel for unoattack-launcher" in printed, printed
+    assert not SETUPTOOLS_WARNING.findall(printed), printed
+    check_installed(venv / "bin" / "python", dist.checkout, tmp_path, code_in=venv)
 
 
 @pytest.mark.slow

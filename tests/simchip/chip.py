@@ -6,7 +6,8 @@ sides:
 
 - **the library side**, what lgpio's C code asks of the kernel through its ioctls: lines
   requested as inputs, outputs or inputs with edge detection, with bias (pull) flags, their
-  values, their line info, software PWM on an output;
+  values, their line info; and the pulse train lgpio's tx thread keeps up on an output (software
+  PWM and servo pulses: whole microseconds high, then low, each cycle);
 - **the edge stamps**: an edge on an input line is stamped with ``time.monotonic_ns()`` the moment
   the world makes it (CLOCK_MONOTONIC, the kernel's default event clock, which lgpio keeps) and,
   on a line requested with edge detection, queued for the library's alert thread. However late
@@ -14,8 +15,8 @@ sides:
   true edge times a test compares the box's figures with;
 - **the world side**, what the plant (``firmware/plant.py``) and a test's finger do: drive an
   input high or low (or let go of it: the pull decides), bounce it, see what an output does
-  (level, or PWM duty and frequency), be told when it changes, hold a line for another program
-  (busy), refuse the device (permission denied).
+  (level, or its pulses: width, duty and frequency), be told when it changes, hold a line for
+  another program (busy), refuse the device (permission denied).
 
 Only tests and ``make pi-check`` load it (``python -m tests.simchip``); nothing in the product
 imports it.
@@ -74,7 +75,8 @@ class Line:
         self.edge_flags = 0  # RISING | FALLING
         self.bias = PULL_NONE
         self.level = 0  # what an output drives (0/1)
-        self.pwm: tuple[float, float] | None = None  # (Hz, duty %) while software PWM runs
+        # (µs high, µs low) of each cycle while lgpio's tx thread pulses the line
+        self.pulses: tuple[int, int] | None = None
         self.driven: int | None = None  # what the world drives onto it (None: nothing)
         self.debounce_ns = 0  # lgpio keeps it with the line, for its alerts
         self.watchers: list[Callable[[float], None]] = []
@@ -86,11 +88,12 @@ class Line:
         return 1 if self.bias == PULL_UP else 0
 
     def value(self) -> float:
-        """What the line does as seen from outside: an output's level or PWM duty (0-1), else
-        the input's level."""
+        """What the line does as seen from outside: an output's level or its pulses' duty
+        (0-1), else the input's level."""
         if self.output:
-            if self.pwm is not None:
-                return self.pwm[1] / 100.0
+            if self.pulses is not None:
+                on, off = self.pulses
+                return on / (on + off)
             return float(self.level)
         return float(self.input_level())
 
@@ -168,7 +171,7 @@ class SimChip:
             line = self._request(handle, offset)
             was = line.value() if line.output else None
             line.owner, line.alert, line.edge_flags = handle, False, 0
-            line.output, line.pwm, line.level = True, None, 1 if level else 0
+            line.output, line.pulses, line.level = True, None, 1 if level else 0
             now = line.value()
         self._tell([(line, now)] if now != was else [])
 
@@ -190,7 +193,7 @@ class SimChip:
         if not line.output:
             return None
         was = line.value()
-        line.output, line.pwm, line.level = False, None, 0
+        line.output, line.pulses, line.level = False, None, 0
         return (line, 0.0) if was else None
 
     def _set_bias(self, line: Line, flags: int) -> None:
@@ -223,29 +226,40 @@ class SimChip:
             return line.input_level()
 
     def write(self, handle: int, offset: int, level: int) -> None:
-        """Drive an output high or low (stops PWM on it)."""
+        """Drive an output high or low. While lgpio's tx thread pulses the line, the write
+        lasts only until the thread's next edge: the pulses go on (lgGpioWrite leaves them)."""
         with self.cond:
             line = self._line(offset)
             if line.owner != handle or not line.output:
                 raise ChipError(GPIO_NOT_AN_OUTPUT)
             was = line.value()
-            line.pwm, line.level = None, 1 if level else 0
+            line.level = 1 if level else 0
             now = line.value()
         self._tell([(line, now)] if now != was else [])
 
-    def pwm(self, handle: int, offset: int, frequency: float, duty: float) -> None:
-        """Software PWM on an output (lgpio's tx thread); frequency 0 stops it, low."""
+    def pulse(self, handle: int, offset: int, on_us: int, off_us: int) -> None:
+        """lgpio's tx thread pulses an output: ``on_us`` high, ``off_us`` low, every cycle
+        (both 0: it stops). It stops wherever it is in the cycle and writes nothing more, so
+        the line keeps the last level it wrote; the chip takes the worst case: high, when the
+        pulses had any high time (a driver drives the line low itself after stopping them)."""
         with self.cond:
             line = self._line(offset)
             if line.owner != handle or not line.output:
                 raise ChipError(GPIO_NOT_AN_OUTPUT)
             was = line.value()
-            if frequency == 0:
-                line.pwm, line.level = None, 0
+            if on_us == off_us == 0:
+                if line.pulses is not None:
+                    line.level = 1 if line.pulses[0] else 0
+                line.pulses = None
             else:
-                line.pwm = (float(frequency), float(duty))
+                line.pulses = (int(on_us), int(off_us))
             now = line.value()
         self._tell([(line, now)] if now != was else [])
+
+    def pulsing(self, offset: int) -> bool:
+        """True while lgpio's tx thread pulses the line (its tx record is active)."""
+        with self.cond:
+            return self._line(offset).pulses is not None
 
     def set_debounce(self, offset: int, debounce_ns: int) -> None:
         """Keep the line's debounce time (lgpio applies it to the line's alerts)."""
@@ -295,15 +309,24 @@ class SimChip:
                     self._changed_input(line, before, now - (len(levels) - 1 - i) * spacing_ns)
 
     def value(self, offset: int) -> float:
-        """What the line does as seen from outside (an output's level or PWM duty 0-1)."""
+        """What the line does as seen from outside (an output's level, or its pulses' duty 0-1:
+        the share of each cycle it is high)."""
         with self.cond:
             return self._line(offset).value()
 
     def frequency(self, offset: int) -> float | None:
-        """The PWM frequency running on the line (None: no PWM)."""
+        """Cycles per second of the pulses on the line (None: none), from their whole
+        microseconds (440 Hz asked is 1e6 / 2273 µs)."""
         with self.cond:
-            pwm = self._line(offset).pwm
-            return pwm[0] if pwm is not None else None
+            pulses = self._line(offset).pulses
+            return 1e6 / sum(pulses) if pulses is not None else None
+
+    def pulse_us(self, offset: int) -> int | None:
+        """How long each pulse on the line is high, in microseconds (None: no pulses): a
+        servo's angle."""
+        with self.cond:
+            pulses = self._line(offset).pulses
+            return pulses[0] if pulses is not None else None
 
     def is_input(self, offset: int) -> bool:
         """True unless the box drives the line as an output."""
@@ -312,7 +335,7 @@ class SimChip:
 
     def watch(self, offset: int, fn: Callable[[float], None]) -> None:
         """Call ``fn(value)`` whenever what the line does from outside changes (an output
-        written, PWM set, or stopped). Called in the writer's thread, with no lock held."""
+        written, pulses set, or stopped). Called in the writer's thread, with no lock held."""
         with self.cond:
             self._line(offset).watchers.append(fn)
 

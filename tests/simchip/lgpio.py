@@ -16,7 +16,14 @@ Pi (checked against lgpio's C sources, not copied from them):
   reported), and reports them in time order once they are 0.5 ms old (lgpio waits that long so
   that reports from several lines come sorted). ``callback(handle, gpio, edge, func)`` calls
   ``func(chip, gpio, level, tick_ns)`` from that thread;
-- ``tx_pwm``: 0.1-10 000 Hz, duty 0-100 %, frequency 0 stops it.
+- ``tx_pwm`` (0.1-10 000 Hz, duty 0-100 %, frequency 0 stops it) and ``tx_servo`` (pulse width
+  500-2500 µs at 40-500 Hz, width 0 stops it) both come down to lgpio's ``lgTxPulse``: whole
+  microseconds high and low each cycle (``tx_pwm`` rounds the duty's share of the cycle to the
+  microsecond), on a line lgpio makes an output first if this handle holds it as an input or
+  not at all. Stopping pulses that do not run is ``'bad PWM micros'``; stopping them leaves the
+  line where lgpio's tx thread left it (see ``SimChip.pulse``). ``tx_servo``'s numbers are C
+  ``int``s: a float is a ``TypeError``, as from lgpio's SWIG wrapper; ``tx_pwm``'s are C
+  ``float``s (single precision).
 
 What it leaves out: SPI, I2C, serial, groups, waves, watchdogs, and the notification FIFO lgpio
 creates in the working directory.
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -68,6 +76,9 @@ BOTH_EDGES = RISING | FALLING
 OKAY = 0
 NOT_PERMITTED = -7
 BAD_HANDLE = -5
+BAD_PWM_MICROS = -86
+BAD_SERVO_FREQ = -100
+BAD_SERVO_WIDTH = -101
 BAD_PWM_FREQ = -102
 BAD_PWM_DUTY = -103
 BAD_DEBOUNCE_MICS = -98
@@ -83,12 +94,17 @@ _TEXT = {
     GPIO_NOT_ALLOCATED: "GPIO not allocated",
     BAD_GPIOCHIP: "bad gpiochip",
     BAD_DEBOUNCE_MICS: "bad debounce microseconds",
+    BAD_PWM_MICROS: "bad PWM micros",
+    BAD_SERVO_FREQ: "bad servo frequency",
+    BAD_SERVO_WIDTH: "bad servo pulsewidth",
     BAD_PWM_FREQ: "bad PWM frequency",
     BAD_PWM_DUTY: "bad PWM dutycycle",
     GPIO_NOT_AN_OUTPUT: "GPIO not set as an output",
 }
 
 MAX_DEBOUNCE_US = 5_000_000
+MIN_TX_DELAY_US = 10  # lgpio's lgMinTxDelay: a pulse cycle must be longer than this
+TX_BUF = 10  # entries of lgpio's PWM queue for one line
 REPORT_LAG_NS = 500_000  # lgpio reports an edge once it is this old (so reports come sorted)
 LEEWAY_NS = 50_000  # and times a debounce out this much behind now
 
@@ -266,15 +282,74 @@ def tx_pwm(
     pulse_offset: int = 0,
     pulse_cycles: int = 0,
 ) -> int:
-    """Software PWM: ``pwm_frequency`` Hz (0 stops it, 0.1-10 000), duty 0-100 %."""
+    """Software PWM: ``pwm_frequency`` Hz (0 stops it, 0.1-10 000), duty 0-100 %; entries
+    left in the line's PWM queue."""
+    frequency, duty = _c_float(pwm_frequency), _c_float(pwm_duty_cycle)
     chip = _chip(handle)
-    if pwm_frequency != 0:
-        if not 0.1 <= pwm_frequency <= 10_000:
-            _fail(BAD_PWM_FREQ)
-        if not 0 <= pwm_duty_cycle <= 100:
-            _fail(BAD_PWM_DUTY)
-    _call(lambda: chip.pwm(handle & 0xFFFF, gpio, pwm_frequency, pwm_duty_cycle))
-    return 8  # entries left in the PWM queue
+    if frequency == 0:
+        return _tx_pulse(handle, chip, gpio, 0, 0)
+    if not 0.1 <= frequency <= 1e4:
+        _fail(BAD_PWM_FREQ)
+    if not 0 <= duty <= 100:
+        _fail(BAD_PWM_DUTY)
+    micros = int(1e6 / frequency + 0.5)
+    on = int(duty / 100 * micros + 0.5)
+    return _tx_pulse(handle, chip, gpio, on, micros - on)
+
+
+def tx_servo(
+    handle: int,
+    gpio: int,
+    pulse_width: int,
+    servo_frequency: int = 50,
+    pulse_offset: int = 0,
+    pulse_cycles: int = 0,
+) -> int:
+    """Servo pulses: ``pulse_width`` µs high (0 stops them, 500-2500) ``servo_frequency``
+    times a second (40-500); entries left in the line's PWM queue."""
+    for number in (handle, gpio, pulse_width, servo_frequency, pulse_offset, pulse_cycles):
+        if not isinstance(number, int):  # SWIG's int arguments take no float
+            raise TypeError(f"in method '_tx_servo', expected an int, got {number!r}")
+    chip = _chip(handle)
+    if pulse_width == 0:
+        return _tx_pulse(handle, chip, gpio, 0, 0)
+    if not 40 <= servo_frequency <= 500:
+        _fail(BAD_SERVO_FREQ)
+    if not 500 <= pulse_width <= 2500:
+        _fail(BAD_SERVO_WIDTH)
+    micros = int(1e6 / servo_frequency + 0.5)
+    if micros < pulse_width:
+        _fail(BAD_SERVO_WIDTH)
+    return _tx_pulse(handle, chip, gpio, pulse_width, micros - pulse_width)
+
+
+def _tx_pulse(handle: int, chip: SimChip, gpio: int, on_us: int, off_us: int) -> int:
+    # lgTxPulse: a line this handle holds as an input, or nobody holds, becomes an output (low)
+    # first; pulses replace the running ones (at the end of their cycle: two queue entries
+    # until then) or start; both 0 stops them, and there must be some to stop.
+    if not 0 <= gpio < len(chip.lines):
+        _fail(BAD_GPIO_NUMBER)
+    _used, output, _bias, _edges = chip.mode(gpio)
+    if not output and chip.owner(gpio) in (None, handle & 0xFFFF):
+        with contextlib.suppress(error):
+            gpio_claim_output(handle, gpio, 0)
+    running = chip.pulsing(gpio)
+    if on_us == off_us == 0:
+        if not running:
+            _fail(BAD_PWM_MICROS)
+    elif on_us + off_us <= MIN_TX_DELAY_US:
+        _fail(BAD_PWM_MICROS)
+    _call(lambda: chip.pulse(handle & 0xFFFF, gpio, on_us, off_us))
+    if on_us == off_us == 0:
+        return OKAY
+    return TX_BUF - (2 if running else 1)
+
+
+def _c_float(value: float) -> float:
+    # lgpio's C float: single precision (SWIG takes an int or a float).
+    if not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {value!r}")
+    return struct.unpack("f", struct.pack("f", value))[0]
 
 
 def gpio_set_debounce_micros(handle: int, gpio: int, debounce_micros: int) -> int:

@@ -216,6 +216,8 @@ def test_ranges_that_come_from_a_config_are_left_to_the_box(op: str, args: dict)
         ("hello", {"stream": ""}, "hello: stream must be a non-empty string or null, got ''"),
         ("model.set", {"params": {}}, "model.set: params must be a non-empty object, got {}"),
         ("dispense", {}, "dispense: missing argument 'count'"),
+        ("load", {}, "load: give exactly one of count, total"),
+        ("load", {"count": 1, "total": 5}, "load: give exactly one of count, total"),
     ],
 )
 def test_what_no_box_takes_is_refused_on_the_wire_from_the_op_table(

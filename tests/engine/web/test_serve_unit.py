@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import build_parser
+from tests.units import unit_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 UNIT = ROOT / "systemd" / "unoattack-serve.service"
@@ -22,12 +23,7 @@ needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is n
 
 
 def settings() -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for line in UNIT.read_text().splitlines():
-        if "=" in line and not line.startswith(("#", "[")):
-            key, value = line.split("=", 1)
-            out.setdefault(key, []).append(value)
-    return out
+    return unit_settings(UNIT)
 
 
 def checkable(tmp_path: Path) -> Path:
@@ -72,6 +68,7 @@ def test_unit_contract() -> None:
     assert unit["ProtectSystem"] == ["strict"] and unit["DynamicUser"] == ["yes"]
     assert unit["IPAddressDeny"] == ["any"]
     assert "2" in unit["RestartPreventExitStatus"][0].split()
+    assert 64 <= int(unit["LimitNOFILE"][0]) <= 4096  # room for a table, a cap on a flood
 
 
 def test_unit_leaves_room_for_every_connection_the_server_keeps() -> None:
