@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import i18n
+from firmware import textfile
 from firmware.errors import UsageError
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def _parse_console(line: str) -> tuple[str, dict]:
     """``press`` / ``dispense 3`` / ``load total=20`` / ``aim 1`` / ``{"op": ..., ...}``."""
     line = line.strip()
     if line.startswith("{"):
-        data = json.loads(line)
+        data = textfile.parse_json(line)  # (nested too deep: a ValueError, not the reader's end)
         op = str(data.pop("op"))
         return op, data
     words = line.split()
@@ -47,7 +48,7 @@ def _parse_console(line: str) -> tuple[str, dict]:
         if not sep:
             key, value = {"aim": "seat"}.get(op, "count"), word
         try:
-            args[key] = json.loads(value)
+            args[key] = textfile.parse_json(value)
         except ValueError:
             args[key] = value
     return op, args

@@ -12,9 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firmware.errors import LauncherError
 from firmware.pins import claim_pins
+from firmware.run import _parse_console
 from tests.conftest import ROOT
 from tests.firmware.conftest import write_config
 from tests.wait import wait_until
@@ -270,3 +273,50 @@ def test_a_burst_of_signals_still_exits_0(tmp_path):
         assert proc.wait(10) == 0
     finally:
         proc.kill()
+
+
+_CONSOLE_PIECES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        '"op"',
+        ":",
+        ",",
+        '"press"',
+        "dispense",
+        " ",
+        "=",
+        "1",
+        "9" * 5000,
+        "[" * 3000,
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CONSOLE_PIECES, min_size=1, max_size=8).map("".join))
+def test_a_console_line_is_an_op_or_the_error_the_console_answers(line: str) -> None:
+    """(A line nested too deep, `{"op":[[[...` or `dispense [[[...`, was a RecursionError that
+    killed the console's reader: no reply, and the daemon ran on after its input ended.)"""
+    if not line.strip():
+        return
+    with contextlib.suppress(ValueError, KeyError):  # what `_console` answers with BAD_FRAME
+        op, args = _parse_console(line)
+        assert isinstance(op, str) and isinstance(args, dict)
+
+
+def test_a_line_nested_too_deep_is_answered_and_the_console_reads_on(tmp_path) -> None:
+    config = str(write_config(tmp_path / "c.toml"))
+    argv = [sys.executable, "-m", "firmware.cli", "run", "--mock", "--console", "--config", config]
+    given = '{"op":' + "[" * 50_000 + "]" * 50_000 + "}\nstatus\n"
+    done = subprocess.run(argv, cwd=ROOT, input=given.encode(), capture_output=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr.decode()
+    replies = [json.loads(x) for x in done.stdout.decode().splitlines()]
+    replies = [r for r in replies if r.get("type") == "reply"]
+    assert replies[0]["error"] == {
+        "code": "BAD_FRAME",
+        "message": "nested too deep: line 1 column 1 (char 0)",
+    }
+    assert replies[1]["op"] == "status" and replies[1]["ok"]
