@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 
 from engine.web.table_service import BOX_CONTROLS
 from firmware.commandline import MAX_DIGITS, digits
-from wire.protocol import UNPAIRED, unpaired_surrogate
+from wire.protocol import UNPAIRED, RepeatedName, no_repeats, unpaired_surrogate
 
 __all__ = [
     "FIELDS",
@@ -157,7 +157,9 @@ def read_message(raw: bytes | str) -> dict[str, Any]:
     if depth > MAX_DEPTH:
         raise BadInput(400, f"message nested {depth} deep: at most {MAX_DEPTH}")
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=no_repeats)
+    except RepeatedName as exc:  # {"line": "R5", "line": "R6"}: R6 was played
+        raise BadInput(400, f"message is not JSON: {exc}") from None
     except (ValueError, RecursionError):
         raise BadInput(400, "message is not JSON") from None
     if unpaired_surrogate(data):  # `"\ud800"`: no text (a code, a line, an id echoed back)
