@@ -66,8 +66,10 @@ test: $(STAMP) catalogs browser
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n 2 --dist worksteal -q
 
 # The browser tests save their screenshots in a temporary folder; this keeps the docs' ones.
+SCREENSHOT_TESTS := tests/engine/web/test_browser.py tests/engine/web/test_phone.py \
+	tests/engine/web/test_languages.py
 screenshots: $(STAMP) catalogs browser
-	UNOATTACK_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/engine/web/test_browser.py
+	UNOATTACK_SCREENSHOTS=docs/images $(PY) -m pytest -q -n 2 $(SCREENSHOT_TESTS)
 
 perf: $(VENV)/.perf catalogs
 	@for f in tests/perf/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -1,6 +1,6 @@
 """A round seen from the referee's desk: the hands are counts, not cards.
 
-The table referee (engine/table.py) cannot see hands. `BlindRound` is `Round` (engine/game.py)
+The table referee (engine/table/) cannot see hands. `BlindRound` is `Round` (engine/game.py)
 with the few questions only the cards could answer put to the table instead:
 
 - a card played: it is in the deck and the hand holds enough cards (not that it holds *that* card);
@@ -24,6 +24,7 @@ from engine.cards import Card, Deck
 from engine.effects import EFFECTS
 from engine.errors import RuleError
 from engine.game import Action, Due, Round, top_of
+from engine.outcomes import Drew, Fired
 from engine.rules import Rules
 from engine.words import plural, seat_label
 from i18n import _
@@ -55,9 +56,6 @@ class _NoLauncher:
 
     def reload(self, loaded: int) -> None:
         pass
-
-
-_KINDS = ("hits", "until_fire", "draws")
 
 
 class BlindRound(Round):
@@ -92,7 +90,6 @@ class BlindRound(Round):
             color=color,
             dealer=dealer,
             out=out,
-            log=False,
         )
         rnd._told()
         return rnd
@@ -161,10 +158,6 @@ class BlindRound(Round):
     def counts(self) -> list[int]:
         """How many cards each seat holds."""
         return [len(h) for h in self.hands]
-
-    def next_seat(self, seat: int) -> int:
-        """The seat after `seat` in the direction of play."""
-        return self._next(seat)
 
     @property
     def origin(self) -> int:
@@ -244,10 +237,15 @@ class BlindRound(Round):
     def _fire(self, seat: int) -> list[Card]:
         got = self._unseen(seat, self._fired)
         self.presses += 1
+        if self._recording:
+            self.outcomes.append(Fired(seat, len(got)))
         return got
 
     def _draw(self, seat: int, n: int) -> list[Card]:
-        return self._unseen(seat, min(self._fired, n))
+        got = self._unseen(seat, min(self._fired, n))
+        if self._recording:
+            self.outcomes.append(Drew(seat, len(got)))
+        return got
 
     def _unseen(self, seat: int, count: int) -> list[Card]:
         self.cards_fired += count
@@ -315,7 +313,7 @@ class BlindRound(Round):
         """A round from `state()` data (already checked by the referee's state reader)."""
         players = len(data["hand"])
         rnd = cls.__new__(cls)
-        rnd._setup(deck, rules, _NoLauncher(), players, dealer, 0, out, False)
+        rnd._setup(deck, rules, _NoLauncher(), players, dealer, 0, out, True)
         rnd._told()
         rnd.hands = [[UNSEEN] * n for n in data["hand"]]
         rnd.discard = [top]

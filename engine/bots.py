@@ -17,7 +17,8 @@ import random
 from collections.abc import Callable
 from typing import Protocol
 
-from engine.cards import NUMBER_FACES, Card
+from engine.cards import Card
+from engine.effects import EFFECTS, Effect, effect_of
 from engine.game import Action, Round
 
 __all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "make_bot"]
@@ -110,8 +111,29 @@ def _below_for(rng: random.Random) -> Callable[[int], int]:
     return below
 
 
-# How hard each effect hurts its victim, in "hits" (or drawn cards in classic).
-_PAIN = {"S": 1.0, "H2": 2.0, "D2": 2.0, "WH4": 4.0, "WD4": 4.0, "WAA": 2.0, "WHF": 2.5}
+# What a Hit-Fire costs its victim on average, in hits: presses until one fires.
+HIT_FIRE_PAIN = 2.5
+
+
+def _pain(effect: Effect) -> float:
+    """How hard `effect` hurts its victim, in hits (or drawn cards in classic): what it makes
+    them owe, or the turns it skips."""
+    if effect.until_fire:
+        return HIT_FIRE_PAIN
+    if effect.owes is not None:
+        return effect.take
+    return effect.skips
+
+
+def _hurts(effect: Effect) -> bool:
+    """Whether playing `effect` changes anything for another player (skips, owes, reverses)."""
+    return effect.owes is not None or bool(effect.skips) or effect.reverses
+
+
+# The two read once per face (a bound WC has its face's): a heuristic bot scores every
+# candidate play with them, the hottest loop of a simulation.
+_PAIN_OF = {face: _pain(effect) for face, effect in EFFECTS.items()}
+_HURTS_OF = {face: _hurts(effect) for face, effect in EFFECTS.items()}
 
 
 class HeuristicBot:
@@ -219,9 +241,9 @@ class HeuristicBot:
             if challenge is not None and _bluff_likely(rnd):
                 return challenge
             return hit_or_draw if hit_or_draw is not None else acts[0]
-        for act in takes:
-            if act is not None:
-                return act
+        for take in takes:
+            if take is not None:
+                return take
         return acts[0]
 
     def _best_play(self, rnd: Round, seat: int, plays: list[Action]) -> Action | None:
@@ -271,10 +293,10 @@ class HeuristicBot:
                     score = part + 6.0 * held
                     target = act.target
                     if target is not None:
-                        face = wild_effect if card.face == "WC" else card.face
-                        if face == "WAA":
-                            score += _PAIN["WAA"] * _urgency(len(hands[target]))
-                        elif face == "TH":
+                        effect = effect_of(card.face, wild_effect)
+                        if effect.owes == "target":
+                            score += _PAIN_OF[effect.face] * _urgency(len(hands[target]))
+                        elif effect.swaps_hands:
                             gain = n - 1 - len(hands[target])
                             if gain <= 0:
                                 continue  # never swap for a bigger hand
@@ -301,7 +323,7 @@ class HeuristicBot:
         """Score of a play of several cards at once (multi_play, rare): the plain way."""
         cards = act.cards
         card = cards[0]
-        face = rnd.rules.custom_wild_effect if card.face == "WC" else card.face
+        effect = effect_of(card.face, rnd.rules.custom_wild_effect)
         rest = list(hand)
         for c in cards:
             rest.remove(c)
@@ -316,12 +338,12 @@ class HeuristicBot:
             score -= 90.0
         named = act.color
         score += 6.0 * sum(1 for c in rest if c.color == named)
-        for victim, pain in _victims(rnd, seat, act, face):
+        for victim, pain in _victims(rnd, seat, act, effect):
             score += pain * _urgency(len(rnd.hands[victim]))
-        if face == "R" and len(rnd.seats) > 2:
+        if effect.reverses and len(rnd.seats) > 2:
             nxt, prev = _neighbour(rnd, seat, 1), _neighbour(rnd, seat, -1)
             score += 8.0 * (len(rnd.hands[prev]) - len(rnd.hands[nxt])) / 2
-        if face == "TH":
+        if effect.swaps_hands:
             target = act.target
             assert target is not None
             gain = len(rest) - len(rnd.hands[target])
@@ -339,10 +361,14 @@ _TAKE_ORDER = {"hit": 0, "draw": 1, "pass": 2}
 
 # The score of going out: above anything else a play can score (those stay within thousands).
 GOING_OUT = 1e6
-# Faces whose effect lands on the next seat, or on everyone (WAH), or turns play around (R).
-_AIMED = frozenset(_PAIN) | {"WAH", "R"}
-# Faces scored by points and cards shed alone (numbers, W): no effect, no special case.
-_PLAIN_FACES = frozenset(NUMBER_FACES) | {"W"}
+# Faces scored by points and cards shed alone (numbers, W): cards that do nothing but change
+# the colour in play (WC plays as what it is bound to).
+_PLAIN_FACES = frozenset(
+    face
+    for face, effect in EFFECTS.items()
+    if face != "WC"
+    and not (_hurts(effect) or effect.discards_colour or effect.swaps_hands or effect.play_again)
+)
 
 
 def _urgency(left: int) -> float:
@@ -375,23 +401,22 @@ def _part(
     if color is None and plain:
         # Keep wilds (the only always-playable cards) while something else will do.
         score -= 90.0
-    if face == "WC":
-        face = rnd.rules.custom_wild_effect
-    if face in _AIMED:
+    effect = effect_of(face, rnd.rules.custom_wild_effect)
+    if _HURTS_OF[effect.face]:
         hands = rnd.hands
         seats = rnd.seats
         nxt = _neighbour(rnd, seat, 1)
-        if face == "WAH":
-            score += sum(_urgency(len(hands[s])) for s in seats if s != seat)
-        elif face == "R":
+        if effect.owes == "others":
+            score += effect.take * sum(_urgency(len(hands[s])) for s in seats if s != seat)
+        elif effect.reverses:
             if len(seats) > 2:
                 # Reversing helps when the next player is closer to UNO than the previous one.
                 prev = _neighbour(rnd, seat, -1)
                 score += 8.0 * (len(hands[prev]) - len(hands[nxt])) / 2
             elif rnd.rules.two_player_rules:
                 score += _urgency(len(hands[nxt]))  # a skip with two players
-        elif face != "WAA":  # WAA hurts its target (scored per target)
-            score += _PAIN[face] * _urgency(len(hands[nxt]))
+        elif effect.owes != "target":  # a target is hurt per target (scored with it)
+            score += _PAIN_OF[effect.face] * _urgency(len(hands[nxt]))
     if card.face == "WD4" and rnd.color in colors:
         # A bluff: a challenge makes us draw four.
         score -= 150.0
@@ -425,17 +450,19 @@ def _neighbour(rnd: Round, seat: int, step: int) -> int:
     return seats[(seats.index(seat) + step * rnd.direction) % len(seats)]
 
 
-def _victims(rnd: Round, seat: int, act: Action, face: str) -> list[tuple[int, float]]:
+def _victims(rnd: Round, seat: int, act: Action, effect: Effect) -> list[tuple[int, float]]:
     """Seats an effect hurts, with how much."""
-    if face in ("WAA",):
+    if effect.owes == "target":
         assert act.target is not None
-        return [(act.target, _PAIN["WAA"])]
-    if face == "WAH":
-        return [(s, 1.0) for s in rnd.seats if s != seat]
-    if face == "R" and len(rnd.seats) == 2 and rnd.rules.two_player_rules:
-        return [(_neighbour(rnd, seat, 1), 1.0)]
-    pain = _PAIN.get(face)
-    if pain is None:
+        return [(act.target, _pain(effect))]
+    if effect.owes == "others":
+        return [(s, _pain(effect)) for s in rnd.seats if s != seat]
+    if effect.reverses:
+        if len(rnd.seats) == 2 and rnd.rules.two_player_rules:
+            return [(_neighbour(rnd, seat, 1), 1.0)]  # a skip with two players
+        return []
+    pain = _pain(effect)
+    if not pain:
         return []
     return [(_neighbour(rnd, seat, 1), pain * len(act.cards))]
 

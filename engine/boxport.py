@@ -8,9 +8,11 @@ box:
   box's port (wire/ports.py `check_port`, one line, exit 2), then connected; a resumed
   game asks the box to replay every event after the last one it applied (`connect_box`);
 - `mock`: `launcher run --mock --port pty` started as a child exactly as `unoattack demo`
-  starts it (engine/demo.py `MockBox`, on the demo's config: `mock_config`), so that it works
+  starts it (engine/mockbox.py `MockBox`, on its config: `mock_config`), so that it works
   on any laptop; stopped on every way out;
 - `none`: no box; the referee is told what each press fired (`fired N`).
+
+`BoxPort` is what the host's table needs of a connected box (`wire.client.BoxClient` is one).
 """
 
 from __future__ import annotations
@@ -19,23 +21,49 @@ import argparse
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from common.commandline import decimal, whole_number
 from engine.errors import InputError
-from firmware.commandline import decimal, whole_number
+from engine.mockbox import DEFAULT_SPEED, MockBox, check_speed, mock_config
 from i18n import _, number
+from wire.ports import PortError, check_port
+
+if TYPE_CHECKING:
+    # Imported where a box is connected: pyserial and the client's journal (sqlite3) are a
+    # sixth of what `unoattack --help` would import otherwise.
+    from wire.client import BoxClient
 
 __all__ = [
     "PORT_WORDS",
+    "BoxPort",
     "OpenBox",
     "add_box_arguments",
     "check_box_arguments",
-    "check_speed",
     "connect_box",
     "mock_box",
-    "mock_config",
     "open_box",
 ]
+
+
+class BoxPort(Protocol):
+    """A connected box, as the host's table uses it (`wire.client.BoxClient`)."""
+
+    port: str
+    box: dict[str, Any]  # the box's last hello reply: its event `stream` and newest `seq`
+
+    def events(self, timeout: float | None = None) -> Iterator[dict[str, Any]]: ...
+    def press(self) -> int: ...
+    def dispense(self, n: int) -> int: ...
+    def lock(self) -> dict[str, Any]: ...
+    def unlock(self) -> dict[str, Any]: ...
+    def aim(self, seat: int) -> dict[str, Any]: ...
+    def load(self, count: int | None = None, total: int | None = None) -> dict[str, Any]: ...
+    def clear(self) -> dict[str, Any]: ...
+    def status(self) -> dict[str, Any]: ...
+    def command(self, op: str, /, **args: Any) -> dict[str, Any]: ...  # the page's box panel
+    def raise_if_gone(self) -> None: ...  # BoxError once the box can never come back
+
 
 # What `--port` may take besides a port (`--help` says what each means).
 PORT_WORDS = ("mock", "none")
@@ -45,8 +73,6 @@ MOCK_TIMEOUT_S = 10.0  # the mock box's replies, on a loaded machine
 def add_box_arguments(p: argparse.ArgumentParser, *, mock: bool) -> None:
     """`--port PORT|none`; with `mock`, `--port mock` too and `--speed` and `--seed` for the
     mock box. What the command takes is kept in the parsed arguments (`box_words`)."""
-    from engine.demo import DEFAULT_SPEED
-
     p.set_defaults(box_words=tuple(w for w in PORT_WORDS if mock or w != "mock"))
     if mock:
         port_help = _(
@@ -71,19 +97,10 @@ def add_box_arguments(p: argparse.ArgumentParser, *, mock: bool) -> None:
     )
 
 
-def check_speed(speed: float) -> None:
-    """The mock box's `--speed`: InputError (exit 2) unless above 0 and at most 1000."""
-    if not 0 < speed <= 1000:
-        raise InputError(f"--speed {speed:g}: above 0 and at most 1000")
-
-
 def check_box_arguments(args: argparse.Namespace) -> str:
     """`--port` (and `--speed`) checked before anything starts: ``mock``, ``none`` (as the
     command takes them, in any case) or the port. A name that can never be a serial port is a
     one-line usage error (exit 2) in the very words `launcher send` and `watch` use."""
-    from wire.client import BoxError
-    from wire.ports import PortError, check_port
-
     if hasattr(args, "speed"):
         check_speed(args.speed)
     if args.port.lower() in args.box_words:
@@ -91,30 +108,25 @@ def check_box_arguments(args: argparse.Namespace) -> str:
     try:
         return check_port(args.port)
     except PortError as exc:  # `BAD_PORT: ...`, exit 2, as every command that takes a port
+        from wire.client import BoxError
+
         raise BoxError(exc.code, str(exc)) from None
 
 
-def mock_config(*, speed: float, players: int, seed: int) -> str:
-    """The config the mock box runs with: the default launcher.toml, its timings divided by
-    `speed`, one aiming angle per seat, the jam model and plant seeded from `seed`."""
-    from engine.demo import default_config_path, demo_config
-
-    text = default_config_path().read_text(encoding="utf-8")
-    return demo_config(text, speed=speed, players=players, seed=seed)
-
-
-def connect_box(port: str, saved: Any | None = None, *, timeout: float = 5.0) -> Any:
-    """A connected `BoxClient` on `port`. For a saved game (`engine.table.StateFile`) it asks
-    the box to replay every event after the last one that game applied: a press made while the
-    host was down still counts, and none counts twice. A name that cannot be a serial port is a
-    usage error."""
+def connect_box(
+    port: str, resume: dict[str, Any] | None = None, *, timeout: float = 5.0
+) -> BoxClient:
+    """A connected `BoxClient` on `port`. For a saved game, `resume` is the last box event it
+    applied (``{"stream", "seq"}``): the box replays every event after it, so a press made
+    while the host was down still counts, and none counts twice. A name that cannot be a
+    serial port is a usage error."""
     from wire.client import BoxClient, BoxError
 
     try:
         client = BoxClient(port, timeout=timeout)
     except BoxError as exc:  # BAD_PORT: a name that can never be a port, the user's mistake
         raise InputError(str(exc)) from None
-    resume = saved.last_event if saved is not None else {}
+    resume = resume or {}
     if resume.get("stream"):
         client.position.stream = resume["stream"]
         client.position.seq = int(resume.get("seq") or 0)
@@ -129,14 +141,12 @@ def connect_box(port: str, saved: Any | None = None, *, timeout: float = 5.0) ->
 
 
 @contextlib.contextmanager
-def mock_box(config_text: str) -> Iterator[tuple[Any, Any]]:
-    """The mock box (`engine.demo.MockBox`) started with `config_text` and a `BoxClient`
+def mock_box(config_text: str) -> Iterator[tuple[MockBox, BoxClient]]:
+    """The mock box (`engine.mockbox.MockBox`) started with `config_text` and a `BoxClient`
     connected to it; both are stopped on the way out, whatever happens (the box's exit code
     stays in `box.proc`)."""
-    from engine.demo import MockBox
-
     box = MockBox(config_text)
-    client: Any = None
+    client: BoxClient | None = None
     try:
         client = connect_box(box.start(), timeout=MOCK_TIMEOUT_S)
         yield box, client
@@ -151,16 +161,16 @@ class OpenBox:
     """The box a command talks to: `client` (a connected `BoxClient`, None for `none`), its
     `port` (the mock box's pty for `mock`) and the `mock` box child, if one was started."""
 
-    client: Any | None
+    client: BoxClient | None
     port: str | None
-    mock: Any | None = None
+    mock: MockBox | None = None
 
 
 @contextlib.contextmanager
-def open_box(args: argparse.Namespace, saved: Any | None = None) -> Iterator[OpenBox]:
-    """The box `--port` names (`check_box_arguments` first), for the game in `saved` (None: a
-    new one); closed, and a mock box stopped, on the way out. A new mock box has nothing to
-    replay."""
+def open_box(args: argparse.Namespace, resume: dict[str, Any] | None = None) -> Iterator[OpenBox]:
+    """The box `--port` names (`check_box_arguments` first), for a game whose last box event
+    applied is `resume` (None: a new game); closed, and a mock box stopped, on the way out. A
+    new mock box has nothing to replay."""
     port = check_box_arguments(args)
     if port == "none":
         yield OpenBox(None, None)
@@ -171,7 +181,7 @@ def open_box(args: argparse.Namespace, saved: Any | None = None) -> Iterator[Ope
         with mock_box(config) as (box, client):
             yield OpenBox(client, client.port, box)
         return
-    client = connect_box(port, saved)
+    client = connect_box(port, resume)
     try:
         yield OpenBox(client, port)
     finally:

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from common import textfile
 from engine.errors import CardError, InputError
-from firmware import textfile
 from i18n import _
 
 COLORS: tuple[str, ...] = ("R", "Y", "G", "B")

@@ -1,12 +1,12 @@
 """`unoattack`: the host command line. Subcommands register themselves from their own modules;
-firmware/commandline.py (standard library only) does the rest, shared with `launcher`. Nothing
-is imported before `main` runs (firmware/entry.py)."""
+common/commandline.py (standard library only) does the rest, shared with `launcher`. Nothing
+is imported before `main` runs (common/entry.py)."""
 
 from __future__ import annotations
 
 import sys
 
-from firmware.entry import N_, start
+from common.entry import N_, start
 
 TYPE_CHECKING = False  # (not `typing`'s: nothing more is imported before `main` runs)
 if TYPE_CHECKING:
@@ -22,8 +22,8 @@ COMMANDS: dict[str, str] = {
     "sim": "engine.sim",
     "sweep": "engine.sweep",
     "scenario": "engine.scenario",
-    "demo": "engine.demo",
-    "table": "engine.table",
+    "demo": "engine.demo_cli",
+    "table": "engine.table.cli",
     "watch": "engine.watch",
     "schedule": "engine.night",
     "serve": "engine.web.serve",
@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with `command`, only that subcommand's module is imported."""
-    from firmware.commandline import build_parser as build
+    from common.commandline import build_parser as build
 
     return build(PROG, DESCRIPTION, COMMANDS, command)
 
@@ -41,8 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `unoattack` console script; returns the exit code."""
 
     def run() -> int:
+        from common.commandline import run
         from engine.errors import UnoError
-        from firmware.commandline import run
 
         return run(PROG, DESCRIPTION, COMMANDS, UnoError, argv)
 

@@ -1,325 +1,47 @@
 """`unoattack demo`: a whole game with bots, every hit a real press of a (mock) box.
 
-The demo starts `launcher run --mock --port pty` as a child process (mock pins plus the plant, the
-simulated mechanism), connects to it with `BoxClient`, and plays a `Game` to the target with a mix
-of `HeuristicBot` and `RandomBot`. Every hit is a press over the serial link and takes as many
-cards off the engine's virtual launcher pile as the box's fire event says it ejected; a forced
-Hit 2 is two presses, Hit-Fire is presses until the box fires. With `--deck classic` the launcher
-is the draw pile: every draw is a `dispense` of exactly the cards drawn. After every round the
-engine's pile is checked against the plant's hopper (cards are conserved).
+The demo starts the mock box (engine/mockbox.py: `launcher run --mock --port pty` as a child
+process, mock pins plus the plant, the simulated mechanism), connects to it with `BoxClient`, and
+plays a `Game` to the target with a mix of `HeuristicBot` and `RandomBot`, each round through
+`sim.play_round` as a simulation plays it. Every hit is a press over the serial link and takes
+as many cards off the engine's virtual launcher pile as the box's fire event says it ejected; a
+forced Hit 2 is two presses, Hit-Fire is presses until the box fires. With `--deck classic` the
+launcher is the draw pile: every draw is a `dispense` of exactly the cards drawn. After every
+round the engine's pile is checked against the plant's hopper (cards are conserved).
 
-`--speed` divides the mechanism's timings (`settle_ms` included, floored) in a copy of the
-default config, so a whole game fits in well under a minute; safety limits are left as they are.
-The child is always stopped (SIGTERM, then SIGKILL) on the way out: normal end, error, Ctrl-C,
-SIGTERM, or the demo dying (the child gets SIGTERM from the kernel when its parent goes).
+What each move did is said by the narrator (engine/narrate.py), as the table says it; the
+demo's own lines are the box's (each press and what it fired) and the tallies.
 """
 
 from __future__ import annotations
 
 import argparse
-import atexit
-import collections
 import contextlib
-import json
 import os
-import re
-import select
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
-from typing import Any, TextIO
+from functools import partial
+from typing import TYPE_CHECKING, Any, TextIO
 
-from engine.boxport import check_speed, mock_box, mock_config
-from engine.errors import InputError, UnoError
-from engine.words import plural, shown
-from firmware.commandline import CtrlC, decimal, die_with_parent, say_error, whole_number
+from engine.bots import Bot, HeuristicBot, RandomBot
+from engine.cards import load_deck
+from engine.errors import UnoError
+from engine.game import Action, Game, Round
+from engine.mockbox import MockBox
+from engine.narrate import Narrator
+from engine.outcomes import RoundStarted
+from engine.rules import PRESET_NAMES, rules_for
+from engine.sim import play_round
+from engine.words import plural
 from i18n import _, number
 from wire.text import news
 
+if TYPE_CHECKING:
+    # the box's client (pyserial, sqlite3) is imported once a demo plays, not for --help
+    from wire.client import BoxClient
+
+__all__ = ["NAMES", "Demo", "Screen", "Spectator", "color_wanted", "show_summary"]
+
 NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jon")
-DEFAULT_SPEED = 5.0
-START_TIMEOUT_S = 30.0
-
-# Timings the demo shortens: (section, key) -> the lowest value the config checker allows or the
-# plant can simulate faithfully (a card must stay in the beam long enough for the daemon's
-# edge callbacks to count it). Limits ([limits]) are never touched.
-SCALED: dict[tuple[str, str], float] = {
-    ("plant", "feed_interval_ms"): 30,
-    ("plant", "feed_jitter_ms"): 0,
-    ("plant", "beam_ms"): 6,
-    ("plant", "spinup_ms"): 0,
-    ("timing", "card_timeout_ms"): 200,
-    ("timing", "cooldown_ms"): 20,  # time for a card behind the burst to reach the beam
-    # Motor: the box keeps counting late cards this long after the feed stops, before it reports
-    # the fire. Never below one (scaled) feed interval plus one beam time, so a card a coasting
-    # roller still brings counts in its burst; see _settle_floor.
-    ("timing", "settle_ms"): 0,
-    ("timing", "hold_clear_s"): 0.5,
-    ("timing", "debounce_ms"): 0,
-    ("ejector", "soft_start_ms"): 0,
-    ("ejector", "reverse_pulse_ms"): 10,
-    ("ejector", "pulse_ms"): 1,
-    ("ejector", "recovery_ms"): 0,
-    ("ejector", "flywheel_spinup_ms"): 0,
-    ("ejector", "retract_ms"): 1,  # the reverse phase after every motor burst
-}
-
-
-# ---------------------------------------------------------------------------------------------
-# The config the child runs with
-
-
-def default_config_path() -> Path:
-    """The documented default config: hardware/launcher.toml in a checkout, else the copy
-    packaged with the firmware."""
-    here = Path(__file__).resolve().parent.parent / "hardware" / "launcher.toml"
-    if here.is_file():
-        return here
-    import importlib.resources
-
-    return Path(str(importlib.resources.files("firmware").joinpath("launcher.toml")))
-
-
-_ASSIGN = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)([^#\n]*?)(\s*(#.*)?)$")
-
-
-# The config sections with a `seed`, and the offset of each from the demo's seed.
-_SEEDED = {"jam": 1, "plant": 2, "patterns": 3, "sound": 4}
-
-
-def demo_config(text: str, *, speed: float, players: int, seed: int) -> str:
-    """`text` (a launcher.toml) with its timings divided by `speed`, one aiming angle per seat,
-    and the jam model, plant, patterns and sounds seeded from `seed`. Comments and every other
-    key are kept."""
-    if speed <= 0:
-        raise InputError(_("--speed {speed}: must be above 0").format(speed=f"{speed:g}"))
-    section = ""
-    out = []
-    step = 160 / max(1, players - 1)
-    angles = ", ".join(f"{-80 + round(i * step)}" for i in range(players))
-    values: dict[str, float] = {}
-    lines = text.splitlines()
-    for line in lines:
-        m = _ASSIGN.match(line)
-        if line.strip().startswith("["):
-            section = line.strip().strip("[]").strip()
-        elif (
-            m
-            and section == "plant"
-            and m.group(2)
-            in (
-                "feed_interval_ms",
-                "feed_jitter_ms",
-                "beam_ms",
-            )
-        ):
-            values[m.group(2)] = float(m.group(4))
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("["):
-            section = stripped.strip("[]").strip()
-            out.append(line)
-            continue
-        m = _ASSIGN.match(line)
-        if not m:
-            out.append(line)
-            continue
-        indent, key, eq, value, rest = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
-        new: str | None = None
-        floor = SCALED.get((section, key))
-        if floor is not None:
-            number = float(value) / speed
-            if key == "feed_jitter_ms":
-                # keep the jitter a small share of the (possibly floored) interval
-                interval = max(
-                    SCALED[("plant", "feed_interval_ms")], values["feed_interval_ms"] / speed
-                )
-                number = min(number, interval / 4)
-            elif key == "settle_ms":
-                floor = _settle_floor(values, speed)
-            number = max(floor, number) if number > 0 else 0.0  # what is off (0) stays off
-            new = f"{number:.2f}" if key.endswith("_s") else str(round(number))
-        elif section == "patterns" and key == "time_scale":
-            new = f"{min(1.0, float(value) / speed):.4g}"  # suspense pauses shorten too
-        elif section == "box" and key == "seats":
-            new = str(max(2, players))
-        elif section == "servo" and key == "seat_angles":
-            new = f"[{angles}]"
-        elif section in _SEEDED and key == "seed":
-            # every random choice of the box replays with the demo's seed (0 would be "new")
-            new = str(seed % 1_000_000_007 + _SEEDED[section])
-        out.append(f"{indent}{key}{eq}{new if new is not None else value}{rest}")
-    return "\n".join(out) + "\n"
-
-
-def _settle_floor(plant: dict[str, float], speed: float) -> float:
-    """The shortest settle window that still counts a card the roller coasts on with: it comes
-    one feed interval (plus at most the jitter) after the last planned card and breaks the beam
-    for `beam_ms`, all as scaled and floored above: 38 ms at the default config's floors, about
-    six beam times."""
-
-    def scaled(key: str) -> float:
-        return max(SCALED[("plant", key)], plant.get(key, SCALED[("plant", key)]) / speed)
-
-    interval = scaled("feed_interval_ms")
-    jitter = min(plant.get("feed_jitter_ms", 0.0) / speed, interval / 4)
-    return interval + jitter + scaled("beam_ms")
-
-
-# ---------------------------------------------------------------------------------------------
-# The child process
-
-
-class MockBox:
-    """`launcher run --mock --port pty` as a child process, in a temporary directory.
-
-    `start()` returns the pty path; `stop()` terminates the child (SIGTERM, wait, SIGKILL) and is
-    idempotent. The plant keeps its hopper in `plant_state` (JSON), the daemon its journal in
-    `journal`; the child's log goes to `log_path`.
-    """
-
-    def __init__(self, config_text: str, *, workdir: Path | None = None) -> None:
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        if workdir is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="unoattack-demo-")
-            workdir = Path(self._tmp.name)
-        self.workdir = Path(workdir)
-        self.config_path = self.workdir / "launcher.toml"
-        self.config_path.write_text(config_text, encoding="utf-8")
-        self.journal = self.workdir / "journal.db"
-        self.plant_state = self.workdir / "plant.json"
-        self.log_path = self.workdir / "launcher.log"
-        self.sound_log = self.workdir / "sounds.jsonl"  # what the box would have played
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.port: str | None = None
-        self._log: Any = None
-
-    def command(self) -> list[str]:
-        """The child's command line."""
-        return [
-            sys.executable,
-            "-m",
-            "firmware.cli",
-            "run",
-            "--mock",
-            "--port",
-            "pty",
-            "--journal",
-            str(self.journal),
-            "--plant-state",
-            str(self.plant_state),
-            "--config",
-            str(self.config_path),
-            "--sound-log",
-            str(self.sound_log),
-        ]
-
-    def sounds(self) -> dict[str, int]:
-        """How many cues of each event the box would have played (its `--sound-log`), most
-        frequent first; empty when the config has no sound."""
-        counts: collections.Counter[str] = collections.Counter()
-        with contextlib.suppress(OSError):
-            for line in self.sound_log.read_text(encoding="utf-8").splitlines():
-                with contextlib.suppress(ValueError, KeyError, TypeError):
-                    counts[str(json.loads(line)["event"])] += 1
-        return dict(counts.most_common())
-
-    def start(self, timeout: float = START_TIMEOUT_S) -> str:
-        """Start the child and wait for its `PORT /dev/pts/N` line; returns the port."""
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        env.pop("GPIOZERO_PIN_FACTORY", None)
-        self.proc = subprocess.Popen(
-            self.command(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=env,
-            start_new_session=True,  # Ctrl-C reaches the demo, which stops the child itself
-            preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
-        )
-        atexit.register(self.stop)
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        buf = b""
-        while b"\n" not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.stop()
-                raise UnoError(
-                    f"the mock box did not start within {timeout:g} s: {self.log_tail()}"
-                )
-            ready, _w, _x = select.select([fd], [], [], left)
-            if ready:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    code = self.proc.wait()
-                    self.stop()
-                    raise UnoError(f"the mock box exited with code {code}: {self.log_tail()}")
-                buf += chunk
-        first = buf.split(b"\n", 1)[0].decode(errors="replace").strip()
-        if not first.startswith("PORT "):
-            self.stop()
-            raise UnoError(f"the mock box said {first!r} instead of `PORT <path>`")
-        self.port = first.split(None, 1)[1]
-        return self.port
-
-    @property
-    def pid(self) -> int | None:
-        """The child's process id (None before start)."""
-        return None if self.proc is None else self.proc.pid
-
-    def plant(self) -> dict[str, Any]:
-        """The plant's state file: `hopper` and `ejected_total`."""
-        return json.loads(self.plant_state.read_text(encoding="utf-8"))
-
-    def log_tail(self, lines: int = 3) -> str:
-        """The last lines of the child's log, on one line (for error messages)."""
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return "(no log)"
-        tail = [ln for ln in text.splitlines() if ln.strip()][-lines:]
-        return " | ".join(tail) or "(empty log)"
-
-    def stop(self, timeout: float = 5.0) -> int | None:
-        """Stop the child: SIGTERM, wait up to `timeout`, then SIGKILL. Idempotent."""
-        proc, code = self.proc, None
-        if proc is not None:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.terminate()
-                try:
-                    proc.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.kill()
-                    proc.wait()
-            code = proc.returncode
-            if proc.stdout is not None:
-                proc.stdout.close()
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        return code
-
-    def cleanup(self) -> None:
-        """Stop the child and remove the temporary directory."""
-        self.stop()
-        atexit.unregister(self.stop)
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
-
-    def __enter__(self) -> MockBox:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,7 +121,7 @@ class Demo:
     def __init__(
         self,
         box: MockBox,
-        client: Any,
+        client: BoxClient,
         *,
         players: int,
         seed: int,
@@ -408,21 +130,17 @@ class Demo:
         screen: Screen,
         spectator: Spectator | None = None,
     ) -> None:
-        from engine.bots import HeuristicBot, RandomBot
-        from engine.box import BoxLauncher
-        from engine.cards import load_deck
-        from engine.game import Game
-        from engine.rules import PRESET_NAMES, rules_for
-
         self.box = box
         self.client = client
         self.screen = screen
         self.spectator = spectator or Spectator()
         self.names = list(NAMES[:players])
-        self.bots: list[Any] = [
+        self.bots: list[Bot] = [
             (HeuristicBot if s % 2 == 0 else RandomBot)(seed * 100 + s) for s in range(players)
         ]
         self.kinds = ["heuristic" if s % 2 == 0 else "random" for s in range(players)]
+        from engine.box import BoxLauncher
+
         self.launcher = BoxLauncher(client, on_fire=self._on_fire, on_event=self._on_event)
         preset = deck if deck in PRESET_NAMES else "attack"
         self.game = Game(
@@ -432,19 +150,22 @@ class Demo:
             players,
             target=target,
             seed=seed,
-            log=False,
         )
+        # What each move did, said as the table says it; every obligation is said too (the
+        # demo has no referee to say who owes first).
+        self.narrator = Narrator(self.names, classic=preset == "classic", obligations=True)
+        self._told = 0  # how much of the round's record the narrator has said
         self.states: list[str] = []
         self.checks: list[dict[str, Any]] = []
         self.turns = 0
-        self.context = ""  # how the next press line starts ("  Bob (5) hits:")
+        self.moving: int | None = None  # the seat whose move is being applied
 
     @classmethod
     def for_args(
         cls,
         args: argparse.Namespace,
         box: MockBox,
-        client: Any,
+        client: BoxClient,
         screen: Screen,
         spectator: Spectator | None = None,
     ) -> Demo:
@@ -480,7 +201,9 @@ class Demo:
     def _on_fire(self, seat: int, event: dict[str, Any]) -> None:
         self.spectator.fired(seat, event)
         ejected = int(event.get("ejected") or 0)
-        who = self.names[seat] if seat >= 0 else _("dispense")
+        # A dispense is for whoever is moving (a classic draw, or a draw owed).
+        drawing = seat if seat >= 0 else self.moving
+        who = self.names[drawing] if drawing is not None else _("dispense")
         got = plural(ejected, "card") if ejected else _("dry")
         # A dispense (a classic draw) asks for exact cards: the jam model's dry streak is moot.
         streak = (
@@ -496,15 +219,12 @@ class Demo:
         if self.states:
             states = "  " + _("box {states}").format(states=">".join(self.states))
             self.states = []
-        context, self.context = self.context, f"    {who}:"
         press = _("press {press} -> {got}").format(press=event.get("press_id"), got=got)
-        self.screen.line(f"{context} {press}{note}{streak}{states}")
+        self.screen.line(f"    {who}: {press}{note}{streak}{states}")
 
     # -- play -------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         """Play the whole game; returns the summary."""
-        from engine.errors import RuleError
-
         scr = self.screen
         game = self.game
         started = time.monotonic()
@@ -523,30 +243,19 @@ class Demo:
         )
         while not game.over:
             rnd = game.start_round()
+            self._told = 0
             self.launcher.drain()
+            number = game.rounds_played + 1
+            dealt = RoundStarted(number, rnd.dealer, rnd.top, len(rnd.pile))
             scr.line()
             scr.line(
-                scr.bold(_("Round {round}").format(round=game.rounds_played + 1))
+                scr.bold(_("Round {round}").format(round=number))
                 + ": "
-                + _("{dealer} deals, {card} turned up, {cards} in the launcher").format(
-                    dealer=self.names[rnd.dealer],
-                    card=scr.card(rnd.top, shown(rnd.top)),
-                    cards=plural(len(rnd.pile), "card"),
-                )
+                + self.narrator.lines([dealt])[0]
             )
-            self._show_pending(rnd)
+            self._tell(rnd)  # what the card turned up does
             self.spectator.round_started(rnd)
-            while not rnd.over:
-                for seat in rnd.seats:
-                    act = self.bots[seat].react(rnd, seat)
-                    if act is not None and act.kind in ("uno", "catch"):
-                        with contextlib.suppress(RuleError):
-                            self._apply(rnd, act)
-                if rnd.over:
-                    break
-                actor = rnd.actor
-                assert actor is not None
-                self._apply(rnd, self.bots[actor].choose(rnd, actor))
+            self.turns += play_round(rnd, self.bots, apply=partial(self._apply, rnd))
             self.launcher.drain()
             self.spectator.round_over(rnd)
             result = game.finish_round()
@@ -555,81 +264,22 @@ class Demo:
         elapsed = time.monotonic() - started
         return self._summary(elapsed)
 
-    def _apply(self, rnd: Any, act: Any) -> None:
-        scr = self.screen
-        who = self.names[act.seat]
-        before = [d.to_dict() for d in rnd.pending]
-        size = len(rnd.hands[act.seat])
-        if act.kind == "play":
-            cards = " ".join(scr.card(c, shown(c)) for c in act.cards)
-            text = "  " + _("{player} ({count}) plays {cards}").format(
-                player=who, count=size, cards=cards
-            )
-            if act.cards[0].is_wild and act.color:
-                text += " " + _("naming {colour}").format(colour=act.color)
-            if act.target is not None:
-                text += " " + _("at {player}").format(player=self.names[act.target])
-        elif act.kind in ("hit", "draw"):
-            # The press line (printed when the box answers) carries this context. A classic
-            # draw is a `dispense` of exactly the cards owed.
-            if before and before[0]["seat"] == act.seat:
-                due = before[0]
-                if "draws" in due:
-                    said = _("{player} must draw {count}:").format(player=who, count=due["draws"])
-                elif due.get("until_fire"):
-                    said = _("{player} must hit (until cards fire):").format(player=who)
-                else:
-                    said = _("{player} must hit ({count} to go):").format(
-                        player=who, count=due.get("hits")
-                    )
-                self.context = "    " + said
-            elif act.kind == "hit":
-                self.context = "  " + _("{player} ({count}) hits:").format(player=who, count=size)
-            else:
-                self.context = "  " + _("{player} ({count}) draws:").format(player=who, count=size)
+    def _apply(self, rnd: Round, act: Action) -> None:
+        """One move of a bot's: the spectator told before and after, what it did said."""
         self.spectator.before(rnd, act)
+        self.moving = act.seat
         rnd.apply(act)
-        self.turns += 1
-        if act.kind == "play":
-            shed = size - len(rnd.hands[act.seat]) - len(act.cards)
-            if act.cards[0].face == "DA" and shed > 0:
-                text += " " + _("and discards {count} more").format(count=shed)
-            scr.line(text)
-        after = [d.to_dict() for d in rnd.pending]
-        penalised = bool(after) and after[0]["seat"] == act.seat and after != before
-        if act.kind == "uno":
-            said = _("{player}: UNO! (a false call)") if penalised else _("{player}: UNO!")
-            scr.line("    " + said.format(player=who))
-        elif act.kind == "catch":
-            target = self.names[act.target]
-            if penalised:
-                said = _("{player} accuses {other} wrongly")
-            else:
-                said = _("{player} catches {other} without UNO")
-            scr.line("    " + said.format(player=who, other=target))
-        elif act.kind not in ("play", "hit", "draw"):
-            scr.line(f"  {who} {act.kind}")
-        if after and after != before and act.kind not in ("hit", "draw"):
-            self._show_pending(rnd)
-        if rnd.winner is not None and rnd.winner == act.seat and act.kind == "play":
-            scr.line(scr.bold("  " + _("{player} is out!").format(player=who)))
+        self.moving = None
+        self._tell(rnd)
         self.spectator.after(rnd, act)
 
-    def _show_pending(self, rnd: Any) -> None:
-        for due in rnd.pending:
-            d = due.to_dict()
-            who = self.names[d["seat"]]
-            if "draws" in d:
-                said = _("-> {player} must draw {cards}").format(
-                    player=who, cards=plural(d["draws"], "card")
-                )
-            elif d.get("until_fire"):
-                said = _("-> {player} must hit until cards fire").format(player=who)
-            else:
-                said = _("-> {player} must hit {times}").format(
-                    player=who, times=plural(d.get("hits"), "time")
-                )
-            self.screen.line("    " + said)
+    def _tell(self, rnd: Round) -> None:
+        """Say what the round recorded since it was last told (the narrator's words). The
+        record is kept whole: the referee of `demo --web` follows the moves from it too."""
+        fresh = rnd.outcomes[self._told :]
+        self._told = len(rnd.outcomes)
+        for line in self.narrator.lines(fresh):
+            self.screen.line("  " + line)
 
     def _check_conservation(self, round_no: int, pile: int) -> None:
         """The engine's virtual pile must equal the plant's hopper (cards are conserved)."""
@@ -702,99 +352,6 @@ class Demo:
             "box_pid": self.box.pid,
             "elapsed_s": round(elapsed, 2),
         }
-
-
-# ---------------------------------------------------------------------------------------------
-# Command line
-
-
-def register(subparsers: Any) -> None:
-    """Add the `demo` subcommand."""
-    p = subparsers.add_parser(
-        "demo",
-        help=_("a whole game with bots through a mock box"),
-        description=_(
-            "Start the launcher daemon on mock pins as a child process and play a whole game "
-            "with bots, every hit a real press over the serial link."
-        ),
-    )
-    p.add_argument("--players", type=whole_number, default=4, help=_("2 to 10 (default 4)"))
-    p.add_argument(
-        "--seed", type=whole_number, default=1, help=_("seed of the game and the box (default 1)")
-    )
-    p.add_argument(
-        "--deck",
-        default="attack",
-        metavar="PRESET",
-        help=_(
-            "attack (default), attack-1998, classic (every draw a `dispense 1`), or a deck file"
-        ),
-    )
-    p.add_argument(
-        "--speed",
-        type=decimal,
-        default=DEFAULT_SPEED,
-        help=_("divide the box's timings by this (default {speed}; 1 = real time)").format(
-            speed=f"{DEFAULT_SPEED:g}"
-        ),
-    )
-    p.add_argument(
-        "--target", type=whole_number, default=500, help=_("points that win the game (500)")
-    )
-    p.add_argument("--json", action="store_true", help=_("end with a one-line JSON summary"))
-    from engine.web.demo_web import add_arguments  # --web, --pace, --http, --code (docs/web.md)
-
-    add_arguments(p)
-    p.set_defaults(func=run_demo)
-
-
-def run_demo(args: argparse.Namespace) -> int:
-    """`unoattack demo`."""
-    if not 2 <= args.players <= 10:
-        raise InputError(_("--players {count}: from 2 to 10").format(count=args.players))
-    if args.target < 1:
-        raise InputError(
-            _("--target {target}: a number of points above 0").format(target=args.target)
-        )
-    check_speed(args.speed)
-    from engine.cards import load_deck
-
-    load_deck(args.deck)  # a bad deck is a usage error before anything starts
-    text = mock_config(speed=args.speed, players=args.players, seed=args.seed)
-    if getattr(args, "web", False):
-        from engine.web.demo_web import run
-
-        return run(args, text)
-    from engine.web.demo_web import check_without_web
-
-    check_without_web(args)
-    return play(text, args, sys.stdout)
-
-
-def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
-    """Start the mock box, play the game, stop the box whatever happens. A closed stdout
-    (`unoattack demo | head -1`) raises BrokenPipeError after the box is stopped: the command
-    line ends quietly with 0 on it, as every command does."""
-    screen = Screen(out, list(NAMES[: args.players]))
-    # However many Ctrl-C come: the first stops the game, none cuts the box's stop short.
-    with CtrlC(until_exit=True) as ctrl_c:
-        try:
-            with mock_box(config_text) as (box, client):
-                with ctrl_c.stopping():
-                    summary = Demo.for_args(args, box, client, screen).run()
-                summary["sounds"] = box.sounds()  # its folder goes with the box
-        except KeyboardInterrupt:
-            screen.line()
-            screen.line(_("interrupted: stopping the box"))
-            return 130
-        except UnoError as exc:
-            say_error("unoattack demo", exc)
-            return 1
-    summary["box_exit"] = box.proc.returncode if box.proc is not None else None
-    show_summary(screen, summary)
-    if args.json:
-        screen.line(json.dumps(summary, separators=(",", ":")))
-    return 0 if summary["conserved"] else 1
 
 
 def show_summary(screen: Screen, s: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the box's config reader is the caller's to import (`sweep` does)
-    from firmware.config import HostConfig
+    from common.boxconfig import HostConfig
 
 # Defaults for the players' part of the estimate (seconds); a sweep may set its own.
 TURN_SECONDS = 4.0
@@ -39,7 +39,7 @@ class BoxTimes:
 
     @classmethod
     def from_config(cls, cfg: HostConfig) -> BoxTimes:
-        """The box's times, read from a box's config (`firmware.config.read_for_host`; the
+        """The box's times, read from a box's config (`common.boxconfig.read_for_host`; the
         box's own `Config` has the same sections)."""
         ejector, timing, plant = cfg.ejector, cfg.timing, cfg.plant
         burst = float(timing.cooldown_ms)

@@ -1,5 +1,5 @@
 """What every card does: one entry per face, read by `Round` (engine/game.py) and, through it, by
-the table referee (engine/table.py). The rules are stated in docs/rules.md; a reader looking for
+the table referee (engine/table/). The rules are stated in docs/rules.md; a reader looking for
 "what does WAA do" reads `EFFECTS["WAA"]` here.
 
 An `Effect` says what the card needs when played (a colour, a target seat), what it does (reverse,

@@ -11,7 +11,7 @@ order results come back in.
 - `DaskExecutor`: the workers of a Dask cluster (`--executor dask://HOST:PORT`; the `dask`
   extra). Each worker needs this package installed, the same version as here.
 
-Ctrl-C (`firmware.commandline.CtrlC`, which the commands install around the whole run): it never
+Ctrl-C (`common.commandline.CtrlC`, which the commands install around the whole run): it never
 interrupts an executor's own bookkeeping (a KeyboardInterrupt inside a process pool's locks
 deadlocks it). The first one stops the run between two results: `run` submits nothing more and
 raises KeyboardInterrupt where the caller reads its next result, the tasks still in flight end
@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterator, Sequence
 from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from common.commandline import STOP_SIGNALS, CtrlC, die_with_parent, digits
 from engine.errors import InputError, UnoError
-from firmware.commandline import STOP_SIGNALS, CtrlC, die_with_parent, digits
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -329,8 +329,9 @@ class DaskExecutor(_Stoppable):
         yield from self._in_flight(submit, len(tasks), result, client.cancel)
 
     def _release(self) -> None:
-        client, self._client = getattr(self, "_client", None), None
+        client = getattr(self, "_client", None)
         if client is not None:
+            del self._client  # released once
             client.close()
 
 

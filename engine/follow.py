@@ -1,10 +1,12 @@
 """The table referee following a simulated round: what a table tells it of every move.
 
-`Round` (engine/game.py) plays with the hands; the referee (engine/referee.py) sees only what
-the table tells it: the card played (with its colour, its target, a Discard All's count), what
+`Round` (engine/game.py) plays with the hands; the referee (engine/table/referee.py) sees only
+what the table tells it: the card played (with its colour, its target, a Discard All's count), what
 each press or dispense fired, "pass" when what came does not play, whether a challenged Wild
 Draw Four was legal, and at the end the cards left in each hand. `Follower` turns each move of
-a round into those calls, as the players at a table would say them.
+a round into those calls, as the players at a table would say them, from what the round
+recorded of the move (its outcomes, engine/outcomes.py: a card played and what went down with
+it, what a press fired): the round must record them (`record=True`).
 
 Two users: the differential test (tests/engine/test_table_differential.py), which checks after
 every move of 10,000 bot rounds that the referee agrees with the simulator, and `unoattack demo
@@ -12,8 +14,9 @@ every move of 10,000 bot rounds that the referee agrees with the simulator, and 
 following them (engine/web/demo_web.py).
 
 Every call to the referee goes through `step(change)`: `change(referee)` makes the calls for one
-move and returns the referee's messages. The differential test runs it on its referee; the web
-demo runs it as one step of the table session, so one move is one update of the page.
+move and returns what the referee says happened (outcomes, engine/outcomes.py). The
+differential test runs it on its referee; the web demo runs it as one step of the table session,
+so one move is one update of the page.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.game import Action, Round
-from engine.referee import Referee
+from engine.outcomes import Drew, Fired, Outcome, Played
+from engine.table.referee import Referee
 
 __all__ = ["Change", "Follower", "Step"]
 
-Change = Callable[[Referee], list[str]]
+Change = Callable[[Referee], list[Outcome]]
 Step = Callable[[Change], Any]
 
 
@@ -40,6 +44,8 @@ class Follower:
     """
 
     def __init__(self, rnd: Round, step: Step) -> None:
+        if not rnd.recording:
+            raise ValueError("a round followed by the referee records its outcomes (record=True)")
         self.rnd = rnd
         self.step = step
         self.started = False
@@ -49,23 +55,20 @@ class Follower:
 
     # -- moves ---------------------------------------------------------------------------------
     def facts(self) -> dict[str, Any]:
-        """What the table sees before a move: hand counts, what is owed, whether a WD4 was
-        legal, whose turn it is and who acts."""
+        """What the table knows before a move: whether anything is owed, whether a WD4 was
+        legal; and where the round's record stands (what the move adds is read after it)."""
         rnd = self.rnd
         return {
-            "counts": [len(h) for h in rnd.hands],
-            "pending": [(d.seat, d.kind, d.n, d.fresh) for d in rnd.pending],
+            "pending": bool(rnd.pending),
             "wd4_legal": rnd.wd4_legal,
-            "turn": rnd.turn,
-            "actor": rnd.actor,
+            "told": len(rnd.outcomes),
         }
 
     def moved(self, act: Action, facts: dict[str, Any]) -> None:
         """`act` was applied to the round (`facts`: taken just before): tell the referee."""
         rnd = self.rnd
         facts = dict(facts)
-        facts["after"] = [len(h) for h in rnd.hands]
-        facts["turn_after"] = rnd.turn
+        facts["did"] = rnd.outcomes[facts["told"] :]
         facts["may_play"] = rnd.drawn is not None or rnd.fired_play
         if self.started:
             self.step(lambda ref: self._feed(ref, act, facts))
@@ -78,8 +81,8 @@ class Follower:
         """The round is over: enter the cards left in each hand (the referee scores it)."""
         rnd = self.rnd
 
-        def enter(ref: Referee) -> list[str]:
-            msgs: list[str] = []
+        def enter(ref: Referee) -> list[Outcome]:
+            msgs: list[Outcome] = []
             for seat in ref.to_enter():
                 msgs += ref.enter_hand(seat, rnd.hands[seat])
             return msgs
@@ -87,7 +90,7 @@ class Follower:
         self.step(enter)
 
     # -- what the table says ----------------------------------------------------------------------
-    def _deal(self, ref: Referee) -> list[str]:
+    def _deal(self, ref: Referee) -> list[Outcome]:
         rnd = self.rnd
         msgs = ref.set_dealer(rnd.dealer) if ref.dealer != rnd.dealer else []
         if not (self.first_top.is_wild and rnd.color is None):
@@ -96,7 +99,7 @@ class Follower:
         # the colour with the card turned up, so it starts once the round knows it.
         return msgs
 
-    def _start(self, ref: Referee) -> list[str]:
+    def _start(self, ref: Referee) -> list[Outcome]:
         top = self.first_top
         msgs = ref.start_round(top, self.rnd.color if top.is_wild else None)
         self.started = True
@@ -105,20 +108,17 @@ class Follower:
         self._buffer.clear()
         return msgs
 
-    def _feed(self, ref: Referee, act: Action, facts: dict[str, Any]) -> list[str]:
+    def _feed(self, ref: Referee, act: Action, facts: dict[str, Any]) -> list[Outcome]:
         """Tell the referee what the table saw of `act`."""
         seat = act.seat
         if act.kind == "play":
-            card = act.cards[0]
-            taken = facts["counts"][seat] - facts["after"][seat]
-            discarded = taken - len(act.cards) if card.face == "DA" else 0
-            jump = seat != facts["actor"]
+            played = next(o for o in facts["did"] if isinstance(o, Played))
             return ref.play(
-                act.cards if len(act.cards) > 1 else card,
+                act.cards if len(act.cards) > 1 else act.cards[0],
                 color=act.color,
                 target=act.target,
-                discarded=discarded,
-                seat=seat if jump else None,
+                discarded=played.discards,
+                seat=seat if played.jump else None,
             )
         if act.kind in ("hit", "draw"):
             return self._feed_take(ref, act, facts)
@@ -134,10 +134,10 @@ class Follower:
         return []
 
     @staticmethod
-    def _feed_take(ref: Referee, act: Action, facts: dict[str, Any]) -> list[str]:
+    def _feed_take(ref: Referee, act: Action, facts: dict[str, Any]) -> list[Outcome]:
         seat = act.seat
-        fired = facts["after"][seat] - facts["counts"][seat]
-        msgs: list[str] = []
+        fired = sum(o.count for o in facts["did"] if isinstance(o, Fired | Drew) and o.seat == seat)
+        msgs: list[Outcome] = []
         if facts["pending"]:
             if ref.classic and ref.round is not None and ref.round.answerable():
                 msgs += ref.draw()  # the victim takes the cards instead of answering

@@ -10,7 +10,7 @@ mistakes the rules punish instead of forbidding: a false UNO call (three or more
 accusing a player who does not hold one card. `apply` accepts those and charges the penalty.
 
 What each card does is read from one table, `engine.effects.EFFECTS`; `Round` applies it. The table
-referee (engine/table.py) drives a hand-blind subclass of `Round` (engine/blind.py), so both follow
+referee (engine/table/) drives a hand-blind subclass of `Round` (engine/blind.py), so both follow
 the same code for every rule.
 
 A launcher only says how many cards fire (`hit(seat, loaded)`, `dispense(n, loaded)`); the round
@@ -27,11 +27,33 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import repeat, starmap
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from engine.cards import ALL_CARDS, COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
 from engine.effects import EFFECTS, Effect, effect_of, first_card
 from engine.errors import InputError, NoMatch, RuleError
+from engine.outcomes import (
+    BonusTurn,
+    Challenged,
+    ColourNamed,
+    DealerFirst,
+    Drew,
+    Fired,
+    Outcome,
+    Owes,
+    Passed,
+    Penalised,
+    Played,
+    Reloaded,
+    Reversed,
+    Served,
+    Skipped,
+    Traded,
+    TurnedBack,
+    TurnedUp,
+    UnoCalled,
+    WentOut,
+)
 from engine.rules import Rules, player_range
 from engine.scoring import SCORING_MODES, judge, round_gains, team_of, teams_problem
 from engine.words import seat_label
@@ -90,23 +112,6 @@ class Action:
                 first = cards[0].color
                 if first is not None and all(c.color == first for c in cards):
                     object.__setattr__(self, "color", first)
-
-    def __str__(self) -> str:
-        if self.kind == "play":
-            text = f"seat {self.seat} plays {' '.join(format_cards(self.cards))}"
-            if self.cards and self.cards[0].is_wild and self.color:
-                text += f" naming {self.color}"
-            if self.target is not None:
-                text += f" at seat {self.target}"
-            return text
-        if self.kind == "catch":
-            return f"seat {self.seat} catches seat {self.target}"
-        if self.kind == "uno":
-            return f"seat {self.seat} calls UNO"
-        if self.kind == "pass":
-            return f"seat {self.seat} passes"
-        naming = f" naming {self.color}" if self.color else ""
-        return f"seat {self.seat} {self.kind}s{naming}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (the shape of a scenario `[[actions]]` entry)."""
@@ -240,7 +245,7 @@ class _Due:
             return {"seat": self.seat, "until_fire": True}
         return {"seat": self.seat, self.kind: self.n}
 
-    def owed(self) -> str:
+    def owed_reason(self) -> str:
         if self.kind == "until_fire":
             return _("hit until a card fires")
         if self.kind == "hits":
@@ -266,7 +271,8 @@ class Round:
     `pending` (obligations, served first to last), `winner` (seat whose hand emptied, or None),
     `over` (a hand is empty and every obligation is served), `actor` (the seat the round waits
     for: the first pending obligation's seat, else the turn; None once the round is over; others
-    may still act out of turn: uno, catch, jump-in), `log` (lines, if logging is on), `dealer`,
+    may still act out of turn: uno, catch, jump-in), `outcomes` (what each move did, as
+    engine/outcomes.py records, when the round records them: ``record=True``), `dealer`,
     `out` (seats not in this round, e.g. eliminated), and counters `presses`, `cards_fired`,
     `turns`. All of it is read-only outside this class: `apply` is the way to change it.
     """
@@ -278,7 +284,6 @@ class Round:
         "_da_choice",
         "_eff",
         "_knockout",
-        "_logging",
         "_many",
         "_multi",
         "_name_first",
@@ -290,6 +295,7 @@ class Round:
         "_play_fired",
         "_plays_of",
         "_pos",
+        "_recording",
         "_rng",
         "_stacking",
         "_succ",
@@ -314,9 +320,9 @@ class Round:
         "hands",
         "last_seat",
         "launcher",
-        "log",
         "loser",
         "out",
+        "outcomes",
         "pending",
         "pile",
         "players",
@@ -341,7 +347,7 @@ class Round:
         dealer: int = 0,
         seed: int | None = 0,
         out: Iterable[int] = (),
-        log: bool = True,
+        record: bool = True,
         rng: random.Random | None = None,
         knockout: bool = False,
     ) -> None:
@@ -354,7 +360,7 @@ class Round:
         seed 001 淘汰制): a player who goes out leaves the round and the others play on until
         one is left holding cards, the `loser`.
         """
-        self._setup(deck, rules, launcher, players, dealer, seed, out, log, rng, knockout)
+        self._setup(deck, rules, launcher, players, dealer, seed, out, record, rng, knockout)
         cards = deck.cards()
         _shuffle(cards, self._rng)
         need = rules.hand_size * len(self._order) + 1
@@ -371,7 +377,7 @@ class Round:
         left = self._pos[dealer] + 1
         for k in range(m):
             hands[order[(left + k) % m]] = cards[k:dealt:m]
-        self.pile = cards[dealt:]
+        self.pile[:] = cards[dealt:]
         self._turn_up_first()
         self._settle()
         launcher.reload(len(self.pile))
@@ -392,9 +398,9 @@ class Round:
         dealer: int = 0,
         seed: int | None = 0,
         out: Iterable[int] = (),
-        log: bool = True,
+        record: bool = True,
         knockout: bool = False,
-    ) -> Round:
+    ) -> Self:
         """A round from a given position (scenarios, tests, a physical table).
 
         With `turn` None, `top` is the first card turned up: the first-card rules of the preset
@@ -403,7 +409,7 @@ class Round:
         `color` (default: the top card's colour) in play.
         """
         self = cls.__new__(cls)
-        self._setup(deck, rules, launcher, len(hands), dealer, seed, out, log, None, knockout)
+        self._setup(deck, rules, launcher, len(hands), dealer, seed, out, record, None, knockout)
         if direction not in (1, -1):
             raise InputError(f"direction = {direction}: 1 (left) or -1 (right)")
         if color is not None and color not in _ALL_COLORS:
@@ -443,7 +449,7 @@ class Round:
         dealer: int,
         seed: int | None,
         out: Iterable[int],
-        log: bool,
+        record: bool,
         rng: random.Random | None = None,
         knockout: bool = False,
     ) -> None:
@@ -470,8 +476,10 @@ class Round:
         self.color: str | None = None
         self.pending: list[_Due] = []
         self.winner: int | None = None
-        self.log: list[str] = []
-        self._logging = log
+        # What each move did (engine/outcomes.py), kept only when asked for: a simulation
+        # plays millions of moves nobody reads.
+        self.outcomes: list[Outcome] = []
+        self._recording = record
         self.uno_called = [False] * players
         self._attack = rules.attack
         self._take_kind = "hits" if rules.attack else "draws"
@@ -483,7 +491,7 @@ class Round:
         self._many = rules.multi_play or rules.discard_all_choice
         self._until_playable = rules.draw_until_playable
         # A classic draw is one card that ends the turn unless it plays: apply's fast path.
-        self._plain_draw = not rules.attack and not log and not rules.draw_until_playable
+        self._plain_draw = not rules.attack and not record and not rules.draw_until_playable
         self._stacking = rules.stacking
         self._play_fired = rules.play_fired_card and rules.attack
         self._knockout = knockout
@@ -520,6 +528,7 @@ class Round:
     def _turn_up_first(self) -> None:
         """Turn up the first card from the pile and apply its first-card rule (effects table)."""
         classic = not self.rules.attack
+        record = self._recording
         while True:
             top = self.pile.pop(0)
             back = first_card(top.face, classic=classic) == "back"
@@ -527,8 +536,8 @@ class Round:
                 break
             # TH (attack) and WD4 (classic) go back into the pile at a random place.
             self.pile.insert(self._rng.randrange(len(self.pile) + 1), top)
-            if self._logging:
-                self.log.append(f"{top} turned up: back into the pile")
+            if record:
+                self.outcomes.append(TurnedBack(top))
         self.discard = [top]
         self.color = top.color  # None for a wild: the first player names it first
         self._name_first = top.is_wild
@@ -538,25 +547,38 @@ class Round:
         self.direction = -1 if rules.counter_clockwise else 1
         first = self.dealer if rules.dealer_plays_first else self._next(self.dealer)
         self.turn = first
-        if self._logging:
-            self.log.append(f"seat {self.dealer} deals; {top} turned up")
+        if record:
+            self.outcomes.append(TurnedUp(self.dealer, top))
         # Turned up, a card has its own effect: WC is a plain wild whatever it is bound to.
         effect = EFFECTS[top.face]
         kind = first_card(top.face, classic=classic)
         if kind == "owe":
-            self.pending.append(self._owed(first, effect, 1))
+            self._owe(self._owed(first, effect, 1))
             self.turn = self._next(first)
         elif kind == "all_but_dealer":
             seat = self._next(self.dealer)
             while seat != self.dealer:
-                self.pending.append(_Due(seat, self._take_kind, effect.take, effect.face))
+                self._owe(_Due(seat, self._take_kind, effect.take, effect.face))
                 seat = self._next(seat)
         elif kind == "skip":
             self.turn = self._next(first)
+            if record:
+                self.outcomes.append(Skipped(first))
         elif kind == "dealer_right":
             # Dealer plays first, then play goes the other way (right, unless counter_clockwise).
             self.direction = -self.direction
             self.turn = self.dealer
+            if record:
+                self.outcomes.append(DealerFirst(self.dealer))
+
+    def _owe(self, due: _Due, *, first: bool = False) -> None:
+        """Add an obligation, last in line (or `first`: a penalty goes in front)."""
+        if first:
+            self.pending.insert(0, due)
+        else:
+            self.pending.append(due)
+        if self._recording:
+            self.outcomes.append(Owes(due.seat, due.kind, due.n, due.face))
 
     # -- seats ------------------------------------------------------------------------------
 
@@ -568,6 +590,11 @@ class Round:
     def top(self) -> Card:
         """The card on top of the discard pile."""
         return self.discard[-1]
+
+    @property
+    def recording(self) -> bool:
+        """Whether the round records its outcomes (`record=True`; a simulation's does not)."""
+        return self._recording
 
     def _settle(self) -> None:
         """Set `actor` from the state: the first pending obligation's seat, else the turn, None
@@ -789,7 +816,9 @@ class Round:
             due = self.pending[0]
             if due.seat != seat:
                 raise RuleError(
-                    _("{seat} must {owed} first").format(seat=seat_label(due.seat), owed=due.owed())
+                    _("{seat} must {owed} first").format(
+                        seat=seat_label(due.seat), owed=due.owed_reason()
+                    )
                 )
         else:
             if seat != self.turn:
@@ -840,18 +869,19 @@ class Round:
             due = self.pending[0]
             raise RuleError(
                 _("{seat} must {owed}; no passing").format(
-                    seat=seat_label(due.seat), owed=due.owed()
+                    seat=seat_label(due.seat), owed=due.owed_reason()
                 )
             )
         if seat != self.turn:
             raise self._not_your_turn(seat)
         if self.drawn is None and not self.bonus and not self.fired_play:
-            said = (
-                _("{seat} must play or hit; passing is only after a draw")
-                if self._attack
-                else _("{seat} must play or draw; passing is only after a draw")
+            raise RuleError(
+                (
+                    _("{seat} must play or hit; passing is only after a draw")
+                    if self._attack
+                    else _("{seat} must play or draw; passing is only after a draw")
+                ).format(seat=seat_label(seat))
             )
-            raise RuleError(said.format(seat=seat_label(seat)))
 
     def _check_challenge(self, seat: int) -> None:
         if self.winner is not None:
@@ -873,7 +903,9 @@ class Round:
             due = self.pending[0]
             raise RuleError(
                 _("{winner} has gone out; {seat} must {owed}").format(
-                    winner=seat_label(self.winner), seat=seat_label(due.seat), owed=due.owed()
+                    winner=seat_label(self.winner),
+                    seat=seat_label(due.seat),
+                    owed=due.owed_reason(),
                 )
             )
         lead = self._lead(cards)
@@ -899,21 +931,21 @@ class Round:
             if due.seat != seat:
                 raise RuleError(
                     _("{seat} must {owed} before anyone plays").format(
-                        seat=seat_label(due.seat), owed=due.owed()
+                        seat=seat_label(due.seat), owed=due.owed_reason()
                     )
                 )
             answers = self._answers(due)
             if not answers:
                 raise RuleError(
                     _("{seat} must {owed} before playing").format(
-                        seat=seat_label(seat), owed=due.owed()
+                        seat=seat_label(seat), owed=due.owed_reason()
                     )
                 )
             if effect.face not in answers:
                 raise RuleError(
                     _("{seat} must {owed} or answer with {cards}").format(
                         seat=seat_label(seat),
-                        owed=due.owed(),
+                        owed=due.owed_reason(),
                         cards=_(" or ").join(sorted(answers)),
                     )
                 )
@@ -943,12 +975,14 @@ class Round:
         playing = (lead,) if effect.discards_colour else cards
         if context == "turn" and not any(self._playable(c) for c in playing):
             top = self.discard[-1]
-            said = (
-                _("{card} does not match {top} (colour {colour}); hit instead")
-                if self._attack
-                else _("{card} does not match {top} (colour {colour}); draw instead")
+            raise NoMatch(
+                (
+                    _("{card} does not match {top} (colour {colour}); hit instead")
+                    if self._attack
+                    else _("{card} does not match {top} (colour {colour}); draw instead")
+                ).format(card=lead, top=top, colour=self.color),
+                lead,
             )
-            raise NoMatch(said.format(card=lead, top=top, colour=self.color), lead)
         # Colour.
         color = action.color
         if effect.wild:
@@ -1044,8 +1078,8 @@ class Round:
                                 self.window = seat
                             elif self.window != seat:
                                 self.window = None
-                            if self._logging:
-                                self.log.append(str(action))
+                            if self._recording:
+                                self.outcomes.append(Played(seat, (card,), c))
                             self.turn = self.actor = self._succ[seat]
                             self.turns += 1
                             return
@@ -1122,43 +1156,44 @@ class Round:
                     # The colour of a wild turned up first, named before the take.
                     self.color = action.color
                     self._ok = _PLAYABLE[action.color][self.discard[-1].face]
-                    if self._logging:
-                        self.log.append(f"seat {seat} names {action.color}")
+                    if self._recording:
+                        self.outcomes.append(ColourNamed(seat, action.color))
                 self._do_take(seat)
             elif kind == "pass":
-                if self._logging:
-                    self.log.append(f"seat {seat} passes")
+                if self._recording:
+                    kept = self.drawn is not None or self.fired_play
+                    self.outcomes.append(Passed(seat, kept))
                 self._end_turn()
             else:
                 self._do_challenge(seat)
         self._settle()
 
-    def _penalise(self, seat: int, why: str) -> None:
+    def _penalise(self, seat: int, why: str, other: int | None = None) -> None:
+        """`seat` owes the UNO penalty (in front of anything else owed) for `why`: a
+        ``false_uno``, ``caught`` by `other`, a ``wrong_accusation`` of `other`."""
         n = self.rules.uno_penalty
+        if self._recording:
+            held = len(self.hands[seat])
+            self.outcomes.append(Penalised(seat, why, n, self._take_kind, other, held))
         if n:
-            self.pending.insert(0, _Due(seat, self._take_kind, n))
-        if self._logging:
-            self.log.append(f"seat {seat}: {why}, {n} {'hits' if self._attack else 'cards'}")
+            self._owe(_Due(seat, self._take_kind, n), first=True)
 
     def _do_uno(self, seat: int) -> None:
-        if len(self.hands[seat]) <= 2:
+        held = len(self.hands[seat])
+        if held <= 2:
             self.uno_called[seat] = True
-            if self._logging:
-                self.log.append(f"seat {seat} calls UNO")
+            if self._recording:
+                self.outcomes.append(UnoCalled(seat, held))
         else:
-            self._penalise(seat, "false UNO call")
+            self._penalise(seat, "false_uno")
 
     def _do_catch(self, seat: int, target: int) -> None:
         if len(self.hands[target]) == 1 and not self.uno_called[target]:
             # _check_catch made sure the window is open on `target`.
             self.window = None
-            if self._logging:
-                self.log.append(f"seat {seat} catches seat {target}")
-            self._penalise(target, "caught without UNO")
+            self._penalise(target, "caught", seat)
         else:
-            if self._logging:
-                self.log.append(f"seat {seat} accuses seat {target} wrongly")
-            self._penalise(seat, "wrong accusation")
+            self._penalise(seat, "wrong_accusation", target)
 
     def _end_turn(self) -> None:
         if self.bonus:
@@ -1191,9 +1226,15 @@ class Round:
             _shuffle(cards, self._rng)
             self.pile = cards
             self.launcher.reload(len(cards))
-            if self._logging:
-                self.log.append(f"launcher reloaded with {len(cards)} cards from the discard pile")
+            if self._recording:
+                self.outcomes.append(Reloaded(len(cards)))
         return len(self.pile)
+
+    def _served(self) -> None:
+        """The obligation first in line is done."""
+        due = self.pending.pop(0)
+        if self._recording:
+            self.outcomes.append(Served(due.seat))
 
     def _take(self, seat: int, count: int) -> list[Card]:
         got = self.pile[:count]
@@ -1212,8 +1253,8 @@ class Round:
         self.presses += 1
         self.cards_fired += count
         got = self._take(seat, count)
-        if self._logging:
-            self.log.append(f"seat {seat} hits: {count} card{'s' if count != 1 else ''}")
+        if self._recording:
+            self.outcomes.append(Fired(seat, count))
         return got
 
     def _draw(self, seat: int, n: int) -> list[Card]:
@@ -1229,8 +1270,8 @@ class Round:
             got.extend(self._take(seat, count))
             n -= count
         self.cards_fired += len(got)
-        if self._logging:
-            self.log.append(f"seat {seat} draws {len(got)} card{'s' if len(got) != 1 else ''}")
+        if self._recording:
+            self.outcomes.append(Drew(seat, len(got)))
         return got
 
     def _do_take(self, seat: int) -> None:
@@ -1241,16 +1282,16 @@ class Round:
                 got = self._draw(seat, due.n)
                 due.n -= len(got)
                 if due.n <= 0 or self._gives_up(got):
-                    self.pending.pop(0)
+                    self._served()
             else:
                 got = self._fire(seat)
                 if due.kind == "hits":
                     due.n -= 1
                     if due.n <= 0:
-                        self.pending.pop(0)
+                        self._served()
                 elif got or self._nothing_to_fire():
                     # Hit-until-fire ends on a firing press (or when nothing is left to fire).
-                    self.pending.pop(0)
+                    self._served()
             return
         if self._attack:
             # A hit ends the turn even if a fired card is playable, unless play_fired_card lets
@@ -1274,22 +1315,23 @@ class Round:
     def _do_challenge(self, seat: int) -> None:
         due = self.pending[0]
         due.fresh = False
-        if self._wd4_verdict():
-            due.n += 2
-            if self._logging:
-                self.log.append(f"seat {seat} challenges the WD4 and loses: {due.owed()}")
-            return
-        # Guilty: the player who played it takes four instead; the challenger keeps the turn.
         offender = self.wd4_by
         assert offender is not None
+        if self._wd4_verdict():
+            due.n += 2
+            if self._recording:
+                self.outcomes.append(Challenged(seat, offender, True, due.n, due.kind))
+                self.outcomes.append(Owes(seat, due.kind, due.n, due.face))
+            return
+        # Guilty: the player who played it takes four instead; the challenger keeps the turn.
+        if self._recording:
+            self.outcomes.append(Challenged(seat, offender, False, 4, due.kind))
         due.n -= 4
         if due.n <= 0:
-            self.pending.pop(0)
+            self._served()
             self.turn = seat
-        self.pending.insert(0, _Due(offender, due.kind, 4))
+        self._owe(_Due(offender, due.kind, 4), first=True)
         self.wd4_by = None
-        if self._logging:
-            self.log.append(f"seat {seat} challenges the WD4 and wins: seat {offender} draws 4")
 
     def _do_play(self, action: Action, context: str, *, removed: bool = False) -> None:
         """Carry out a checked play by the card's entry in the effects table (`removed`: apply's
@@ -1300,6 +1342,10 @@ class Round:
         n = len(cards)
         effect = self._eff[self._lead(cards)]
         prev_color = self.color
+        record = self._recording
+        if record:
+            # The hand before the play: what went down with a Discard All is the difference.
+            held = len(self.hands[seat]) + removed
         top = self._shed(seat, cards, color, removed)
         self.discard.append(top)
         self.color = color
@@ -1307,8 +1353,10 @@ class Round:
         self.drawn = None
         self.fired_play = False
         self.last_seat = seat
-        if self._logging:
-            self.log.append(str(action))
+        if record:
+            discards = held - len(self.hands[seat]) - n
+            jump = context == "jump"
+            self.outcomes.append(Played(seat, cards, color, action.target, discards, jump))
         # Where "next" counts from: the player, or in a bonus turn the last seat skipped.
         stacked = 0
         # In a bonus turn "next" never comes back to the player (RULES.md decisions).
@@ -1329,6 +1377,8 @@ class Round:
             if n % 2:
                 self.direction = -self.direction
                 self._succ = self._succs[self.direction]
+                if record:
+                    self.outcomes.append(Reversed(seat, len(self._order)))
             # A reverse turns play round from the player who played it, also as a bonus card
             # (the seats an earlier S skipped are behind the player now).
             origin = seat
@@ -1339,28 +1389,31 @@ class Round:
             if owes == "next":
                 # The victim owes the penalty and loses the turn.
                 victim = succ[origin] if player is None else self._after(origin, 1, player)
-                self.pending.append(self._owed(victim, effect, n, stacked))
+                self._owe(self._owed(victim, effect, n, stacked))
                 skips += 1
             elif owes == "target":
-                self.pending.append(self._owed(action.target, effect, 1))  # type: ignore[arg-type]
+                self._owe(self._owed(action.target, effect, 1))  # type: ignore[arg-type]
             else:
                 # Every other player, going round from the next one in the current direction.
                 other = succ[seat]
                 while other != seat:
-                    self.pending.append(self._owed(other, effect, 1))
+                    self._owe(self._owed(other, effect, 1))
                     other = succ[other]
         hands = self.hands
+        target = action.target
         if effect.swaps_hands:
-            target = action.target
             hands[seat], hands[target] = hands[target], hands[seat]  # type: ignore[index]
             self.uno_called[seat] = self.uno_called[target] = False  # type: ignore[index]
         hand = hands[seat]
         if not hand:
+            if record and effect.swaps_hands:
+                self.outcomes.append(Traded(seat, target))  # type: ignore[arg-type]
             self._go_out(seat, origin, skips)
             return
         if len(hand) == 1:
             self.window = seat
-        if effect.play_again and self._play_again and context != "jump":
+        bonus = effect.play_again and self._play_again and context != "jump"
+        if bonus:
             # R/S bonus: the same player may play once more; skips are kept for afterwards.
             self.bonus = True
             self._origin = self._after(origin, skips, seat)
@@ -1372,6 +1425,27 @@ class Round:
                 else self._after(origin, 1 + skips, player)
             )
             self.turns += 1
+        if record:
+            end = self._next(self._origin) if bonus else self.turn
+            self._record_skips(origin, end, seat)
+            if effect.swaps_hands:
+                self.outcomes.append(Traded(seat, target))  # type: ignore[arg-type]
+            if bonus:
+                self.outcomes.append(BonusTurn(seat))
+
+    def _record_skips(self, start: int, end: int, player: int) -> None:
+        """Record the seats a play passed over, once each: those after `start` up to (not
+        including) `end`, but the `player` and whoever owes for the play (they lose the turn
+        to serve what they owe)."""
+        owing = {d.seat for d in self.pending}
+        succ = self._succ
+        seat = succ[start]
+        for _step in range(len(self._order)):
+            if seat == end:
+                break
+            if seat != player and seat not in owing:
+                self.outcomes.append(Skipped(seat))
+            seat = succ[seat]
 
     def _go_out(self, seat: int, origin: int, skips: int) -> None:
         """`seat` emptied its hand and wins the round. In a knockout round (seed 001 淘汰制:
@@ -1379,8 +1453,8 @@ class Round:
         last card says, until one is left holding cards: the loser ("最後有一個人輸")."""
         self.finished.append(seat)
         self.turns += 1
-        if self._logging:
-            self.log.append(f"seat {seat} goes out")
+        if self._recording:
+            self.outcomes.append(WentOut(seat))
         if not self._knockout:
             self.winner = seat
             return
@@ -1662,7 +1736,7 @@ class Round:
         new.discard = list(self.discard)
         new.pile = list(self.pile)
         new.pending = [d.copy() for d in self.pending]
-        new.log = list(self.log)
+        new.outcomes = list(self.outcomes)
         new.uno_called = list(self.uno_called)
         new.finished = list(self.finished)
         new._rng = random.Random()
@@ -1684,7 +1758,6 @@ class Round:
             "loser": self.loser,
             "round_points": self.points() if self.over else None,
             "launcher_left": len(self.pile),
-            "log": list(self.log),
             "actor": self.actor,
             "dealer": self.dealer,
             "out": sorted(self.out),
@@ -1784,7 +1857,7 @@ class Game:
     target: int = 500
     teams: int = 2
     seed: int = 0
-    log: bool = True
+    record: bool = True
     scores: list[int] = field(init=False)
     team_scores: list[int] = field(init=False)
     out: set[int] = field(init=False)
@@ -1851,7 +1924,7 @@ class Game:
             dealer=self.dealer,
             seed=self._rng.getrandbits(64),
             out=self.out,
-            log=self.log,
+            record=self.record,
             knockout=self.mode == "knockout",
         )
         return self.round

@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from firmware.jam import JamModel, JamParams
+from common.jam import JamModel, JamParams
 
 __all__ = [
     "Launcher",

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.commandline import goes_with, whole_number
+from common.jam import JamModel, JamParams
 from engine.bots import make_bot
 from engine.cards import PRESETS
 from engine.cards_cli import add_deck_argument, open_deck
@@ -28,8 +30,6 @@ from engine.rules import parse_option, rules_for
 from engine.schedule import MAX_NIGHT_PLAYERS, ROUNDS_EACH, Schedule, Standings, rotation
 from engine.scoring import round_gains
 from engine.sim import add_option_argument, check_bots, play_round
-from firmware.commandline import goes_with, whole_number
-from firmware.jam import JamModel, JamParams
 from i18n import _, ngettext, number
 from i18n.layout import columns
 
@@ -105,7 +105,7 @@ def play_night(
                         players=seats,
                         dealer=dealer,
                         seed=rng.getrandbits(63),
-                        log=False,
+                        record=False,
                     )
                     play_round(rnd, bots_here, where=f"night round {round_no} table {t + 1}")
                     winner = rnd.winner
@@ -261,7 +261,9 @@ def format_schedule(schedule: Schedule) -> str:
         ).format(half=schedule.seats // 2),
         "",
     ]
-    rows = [[_("rounds"), *(_("table {n}").format(n=t + 1) for t in range(schedule.tables))]]
+    rows: list[list[str]] = [
+        [_("rounds"), *(_("table {n}").format(n=t + 1) for t in range(schedule.tables))]
+    ]
     for stage in schedule.stages:
         span = schedule.rounds_of(stage)
         rows.append(
@@ -278,7 +280,7 @@ def format_standings(night: Night) -> str:
     """The standings after a simulated night, best first, and the champion(s)."""
     standings = night.standings
     played = standings.played()
-    rows = [[_("place"), _("player"), _("bot"), _("total"), _("rounds")]]
+    rows: list[list[str]] = [[_("place"), _("player"), _("bot"), _("total"), _("rounds")]]
     for place, name, total in standings.ranking():
         rows.append([str(place), name, night.bots[name], number(total), number(played[name])])
     lines = [

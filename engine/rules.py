@@ -6,11 +6,10 @@ every option name and value and fills the preset's defaults for the rest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
+from common.commandline import integer
 from engine.errors import InputError
-from firmware.commandline import integer
 from i18n import _
 
 PRESET_NAMES: tuple[str, ...] = ("attack", "attack-1998", "classic")
@@ -131,7 +130,7 @@ def rules_for(preset: str, players: int = 4, **options: object) -> Rules:
     values: dict[str, object] = dict(PRESET_DEFAULTS[preset])
     for name, value in options.items():
         _check_option(name, value)
-        values[name] = value.upper() if name == "custom_wild_effect" else value  # type: ignore[union-attr]
+        values[name] = str(value).upper() if name == "custom_wild_effect" else value
     if values.get("draw_until_playable") and preset != "classic":
         raise InputError(_("draw_until_playable is a classic rule: use it with preset classic"))
     if values.get("play_fired_card") and preset == "classic":
@@ -161,11 +160,6 @@ def parse_value(raw: str) -> object:
         return raw.lower() == "true"
     number = integer(raw)
     return raw if number is None else number
-
-
-def rules_from_mapping(preset: str, players: int, options: Mapping[str, object]) -> Rules:
-    """rules_for with the options as a mapping (a TOML `[options]` table)."""
-    return rules_for(preset, players, **dict(options))
 
 
 def _check_option(name: str, value: object) -> None:

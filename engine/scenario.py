@@ -16,14 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from common import textfile
+from common.commandline import say_error
 from engine.cards import Card, Deck, load_deck, parse_card
 from engine.errors import CardError, InputError, RuleError
 from engine.game import Action, Round
 from engine.launchers import ScriptedLauncher
+from engine.narrate import log_lines
 from engine.rules import PRESET_NAMES, rules_for
 from engine.scoring import SCORING_MODES
-from firmware import textfile
-from firmware.commandline import say_error
 from i18n import _
 
 TOP_KEYS = ("deck", "rules", "players", "dealer", "seed", "mode", "options", "start", "actions")
@@ -52,8 +53,19 @@ class Scenario:
                 rnd.apply(action)
             except RuleError as exc:
                 error = {"action": index, "message": str(exc)}
-                return {"error": error, "state": rnd.to_dict()}, EXIT_ILLEGAL
-        return rnd.to_dict(), 0
+                return {"error": error, "state": state_of(rnd)}, EXIT_ILLEGAL
+        return state_of(rnd), 0
+
+
+def state_of(rnd: Round) -> dict[str, Any]:
+    """The round's state as a scenario prints it: `Round.to_dict()` with the log of its moves
+    (engine/narrate.py) after `launcher_left`."""
+    out: dict[str, Any] = {}
+    for key, value in rnd.to_dict().items():
+        out[key] = value
+        if key == "launcher_left":
+            out["log"] = log_lines(rnd.outcomes)
+    return out
 
 
 def _int(value: object, where: str, low: int, high: int) -> int:

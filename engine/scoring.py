@@ -1,7 +1,7 @@
 """Scoring a game: what each seat gains from a round, and when the game is over and who won or
-lost, in the seven modes of docs/rules.md ("Game scoring modes"). `Game` (engine/game.py) and the
-table referee (engine/referee.py) both score through here. What a card is worth left in a hand is
-the deck's (`Deck.points`, engine/cards.py).
+lost, in the seven modes of docs/rules.md ("Game scoring modes"). `Game` (engine/game.py) and
+the table referee (engine/table/referee.py) both score through here. What a card is worth left
+in a hand is the deck's (`Deck.points`, engine/cards.py).
 
 Seed 001 (the Chinese sheet) names most of them: 計分制/得分制 (`target`), its classic
 另一種計分方法 and UNO Attack b (`lowest`), 淘汰賽 (`elimination`), 組隊比賽 (`teams`), 淘汰制

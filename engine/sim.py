@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from common.commandline import CtrlC, whole_number
+from common.jam import JamModel, JamParams
 from engine.bots import BOTS, Bot, make_bot
 from engine.cards import PRESETS, Deck
 from engine.cards_cli import add_deck_argument, open_deck
@@ -29,13 +31,11 @@ from engine.executors import (
     check_workers,
     executor_for,
 )
-from engine.game import SCORING_MODES, Game, Round
+from engine.game import SCORING_MODES, Action, Game, Round
 from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
 from engine.scoring import modes_help, teams_problem
 from engine.words import plural
-from firmware.commandline import CtrlC, whole_number
-from firmware.jam import JamModel, JamParams
 from i18n import _, number
 from i18n.layout import columns
 
@@ -194,16 +194,18 @@ def play_round(
     *,
     max_actions: int = MAX_ACTIONS_PER_ROUND,
     where: str = "round",
+    apply: Callable[[Action], None] | None = None,
 ) -> int:
     """Play `rnd` to its end with `bots` (one per seat); return the number of actions applied.
 
     Before each move the seats get a chance to act out of turn whenever that can matter (a
     player just went down to one card, or jump-in is on), the player who made the last play first.
+    `apply` applies each move (default `rnd.apply`; the demo's shows and presses as it goes).
     """
     actions = 0
     jump_in = rnd.rules.jump_in
     seats = rnd.seats
-    apply = rnd.apply
+    apply = rnd.apply if apply is None else apply
     choose = [bot.choose for bot in bots]  # bound once: this loop runs for every move
     act: Any = None
     try:
@@ -232,7 +234,7 @@ def play_round(
                 )
     except RuleError as exc:
         # Bots only pick legal actions, so this is a bug; say where to replay it.
-        raise RunawayError(f"{where}: a bot chose an illegal action ({act}): {exc}") from exc
+        raise RunawayError(f"{where}: a bot chose an illegal action ({act!r}): {exc}") from exc
     return actions
 
 
@@ -359,7 +361,7 @@ def _play_game(settings: SimSettings, rules: Any, index: int, *, keep_row: bool)
         target=settings.target,
         teams=settings.teams,
         seed=seeds.getrandbits(63),
-        log=False,
+        record=False,
     )
     while not game.over:
         if game.rounds_played >= settings.max_rounds:

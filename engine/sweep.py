@@ -37,6 +37,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from common import textfile
+from common.atomic import write_atomic
+from common.boxconfig import HostConfig, default_path, read_for_host
+from common.commandline import CtrlC, check_outputs, decimal_number, figure_bytes, whole_number
+from common.errors import ConfigError
+from common.jam import JamParams, from_mapping
 from engine.cards import PRESETS
 from engine.duration import PRESS_SECONDS, TURN_SECONDS, BoxTimes, game_seconds
 from engine.errors import BoxConfigError, InputError, UnoError
@@ -55,19 +61,6 @@ from engine.sim import (
     play_block,
 )
 from engine.words import plural
-from firmware import config as box_config
-from firmware import textfile
-from firmware.atomic import write_atomic
-from firmware.commandline import (
-    CtrlC,
-    check_outputs,
-    decimal_number,
-    figure_bytes,
-    whole_number,
-)
-from firmware.config import HostConfig
-from firmware.errors import ConfigError
-from firmware.jam import JamParams, from_mapping
 from i18n import _, in_reader_language, number
 from i18n.layout import columns
 
@@ -358,7 +351,7 @@ class Setting:
 
 
 def build_plan(
-    spec: SweepSpec, *, loader: Callable[[str], HostConfig] = box_config.read_for_host
+    spec: SweepSpec, *, loader: Callable[[str], HostConfig] = read_for_host
 ) -> list[Setting]:
     """Every setting of the sweep, checked before anything runs."""
     base = spec.base or {}
@@ -391,7 +384,7 @@ def build_plan(
             index = len(plan)
             label = str(values.pop("label", "")) or _label(varied, index, count)
             where = f"{spec.source}: setting {index} ({label}): "
-            config = str(values["config"] or box_config.default_path())
+            config = str(values["config"] or default_path())
             if config not in configs:
                 try:
                     cfg = loader(config)
@@ -732,7 +725,7 @@ def write_csv(path: str, summaries: Iterable[Mapping[str, Any]]) -> None:
 
 
 def _write(path: str, text: str | bytes) -> None:
-    """Written whole or not at all (firmware/atomic.py)."""
+    """Written whole or not at all (common/atomic.py)."""
     try:
         write_atomic(path, text)
     except OSError as exc:  # a full disk: runtime, exit 1 (a folder that is not: check_outputs)

@@ -13,8 +13,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from engine.errors import InputError
-from firmware.commandline import (
+from common.commandline import (
     EXIT_INTERRUPTED,
     CtrlC,
     seconds,
@@ -22,6 +21,7 @@ from firmware.commandline import (
     stop_when_reader_goes,
     whole_number,
 )
+from engine.errors import InputError
 from i18n import _
 from wire.text import describe
 

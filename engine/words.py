@@ -14,9 +14,12 @@ import re
 from i18n import N_, Nn_, _, current, ngettext, number, worded
 
 __all__ = [
+    "answer_hint",
     "card_name",
     "colour_name",
     "face_name",
+    "owes_phrase",
+    "penalty_words",
     "plural",
     "seat_label",
     "seat_pattern",
@@ -103,3 +106,38 @@ def seat_label(seat: int) -> str:
 def seat_pattern() -> re.Pattern[str]:
     """Matches `seat_label` in the language in use; group 1 is the seat number."""
     return re.compile(re.escape(_("seat {number}")).replace(re.escape("{number}"), r"(\d+)", 1))
+
+
+def owes_phrase(player: str, kind: str, n: int) -> str:
+    """`Bob must hit 2 more times`: what `player` owes, `n` of `kind` (``hits``, ``draws``,
+    ``until_fire``), as a whole phrase (the word order differs between languages)."""
+    if kind == "draws":
+        said = ngettext("{player} draws {n} more card", "{player} draws {n} more cards", n)
+    elif kind == "until_fire":
+        said = _("{player} must hit until cards fire")
+    elif n == 1:
+        said = _("{player} must hit once more")
+    else:
+        said = ngettext("{player} must hit {n} more time", "{player} must hit {n} more times", n)
+    return said.format(player=player, n=n)
+
+
+def answer_hint(*, classic: bool, n: int, answers: frozenset[str], challengeable: bool) -> str:
+    """How a player may still answer what they owe (`n` hits or cards): "`challenge` the WD4
+    or answer with WD4, or `draw` (4 cards)"."""
+    take = _("`draw`") if classic else _("press the button")
+    parts = []
+    if challengeable:
+        parts.append(_("`challenge` the WD4"))
+    if answers:
+        parts.append(_("answer with {cards}").format(cards=_(" or ").join(sorted(answers))))
+    return _("{choices}, or {take} ({owed})").format(
+        choices=_(" or ").join(parts), take=take, owed=plural(n, "card" if classic else "hit")
+    )
+
+
+def penalty_words(n: int, *, classic: bool) -> str:
+    """What the UNO penalty costs: "hits 2 times", classic "draws 2 cards"."""
+    if classic:
+        return _("draws {cards}").format(cards=plural(n, "card"))
+    return _("hits {times}").format(times=plural(n, "time"))

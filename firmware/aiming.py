@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from firmware.errors import CommandError
+from common.errors import CommandError
 from firmware.feature import Feature, int_arg
 from i18n import Text
 from wire.ops import bounds

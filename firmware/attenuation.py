@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from firmware.checks import BadValue, Check, boolean, whole_number
+from common.checks import BadValue, Check, boolean, whole_number
 from i18n import Nn_, Text, _, ngettext, number, percent
 from i18n.layout import columns
 

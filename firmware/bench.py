@@ -33,16 +33,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import i18n
-from firmware.atomic import write_atomic
-from firmware.commandline import (
+from common.atomic import write_atomic
+from common.commandline import (
     CtrlC,
     check_outputs,
     figure_bytes,
     whole_number,
     whole_number_from,
 )
-from firmware.errors import LauncherError, UsageError
-from firmware.jam import MAX_SEED
+from common.errors import LauncherError, UsageError
+from common.jam import MAX_SEED
 from firmware.pins import pins_label
 from i18n import N_, _, ngettext, number, percent
 from i18n.layout import columns, rjust
@@ -424,7 +424,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def write_csv(path: str | Path, records: Sequence[PressRecord]) -> None:
     """One ``press`` row per press, then one ``card`` row per card of it; written whole or
-    not at all (firmware/atomic.py: a failing write leaves an earlier run's file as it was)."""
+    not at all (common/atomic.py: a failing write leaves an earlier run's file as it was)."""
     text = io.StringIO()
     writer = csv.writer(text)
     writer.writerow(CSV_COLUMNS)

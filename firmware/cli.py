@@ -1,15 +1,15 @@
 """`launcher`: the command line of the box.
 
 Each subcommand lives in the module that owns its concept and registers itself through a
-`register(subparsers)` function; this file only names them (firmware/commandline.py does the
-rest, shared with `unoattack`). Nothing is imported before `main` runs (firmware/entry.py).
+`register(subparsers)` function; this file only names them (common/commandline.py does the
+rest, shared with `unoattack`). Nothing is imported before `main` runs (common/entry.py).
 """
 
 from __future__ import annotations
 
 import sys
 
-from firmware.entry import N_, start
+from common.entry import N_, start
 
 TYPE_CHECKING = False  # (not `typing`'s: nothing more is imported before `main` runs)
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ COMMANDS: dict[str, str] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with `command`, only that subcommand's module is imported."""
-    from firmware.commandline import build_parser as build
+    from common.commandline import build_parser as build
 
     return build(PROG, DESCRIPTION, COMMANDS, command)
 
@@ -46,8 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `launcher` console script; returns the exit code."""
 
     def run() -> int:
-        from firmware.commandline import run
-        from firmware.errors import LauncherError
+        from common.commandline import run
+        from common.errors import LauncherError
 
         return run(PROG, DESCRIPTION, COMMANDS, LauncherError, argv)
 

@@ -15,59 +15,72 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import json
-import math
 import re
-import tomllib
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard, TypeVar
+from typing import Any
 
 import i18n
-from firmware import attenuation, patterns, sound_pack, textfile
-from firmware.attenuation import AttenuationConfig
-from firmware.checks import BadValue, Check, boolean, whole_number
-from firmware.door import DoorConfig
-from firmware.errors import ConfigError
-from firmware.jam import (
-    MAX_BURST_LIMIT,
-    MAX_SEED,
-    JamError,
-    JamParams,
-    check_limit,
-    fold_weights,
-    from_mapping,
+from common.boxconfig import (
+    MISSING,
+    OUTPUT_PINS,
+    PIN_MAX,
+    PIN_MIN,
+    SECTIONS,
+    EjectorConfig,
+    HostConfig,
+    LimitsConfig,
+    PinsConfig,
+    PlantConfig,
+    Section,
+    TimingConfig,
+    default_path,
+    plain_number,
+    read_for_host,
+    read_host_sections,
+    read_limits,
+    read_toml,
+    sections,
 )
+from common.errors import ConfigError
+from common.jam import MAX_SEED, JamParams
+from firmware import attenuation, patterns, sound_pack
+from firmware.attenuation import AttenuationConfig
+from firmware.door import DoorConfig
 from firmware.looks import LightConfig, parse_color
 from firmware.patterns import BUILTIN, PatternsConfig, merge, parse_pattern, shortened
 from firmware.sound_pack import PLAYERS, SoundConfig
 
-# BCM numbers a part may use on the 40-pin header: GPIO 0 and 1 carry the HAT ID EEPROM bus.
-PIN_MIN = 2
-PIN_MAX = 27
-
-# Pins the daemon drives as outputs; the safe-off script (systemd/launcher-safe-off) drives
-# exactly these low, so the two lists must agree (tests/firmware/test_systemd.py checks it).
-OUTPUT_PINS: tuple[str, ...] = (
-    "ejector_forward",
-    "ejector_backward",
-    "ejector_enable",
-    "flywheel",
-    "button_led",
-    "buzzer",
-    "servo",
-    "light_red",
-    "light_green",
-    "light_blue",
-    "light_data",
-)
+# The sections a host reads too, and their readers, are common/boxconfig.py's; these names
+# are the box's whole file's.
+__all__ = [
+    "OUTPUT_PINS",
+    "PIN_MAX",
+    "PIN_MIN",
+    "SECTIONS",
+    "BoxConfig",
+    "Config",
+    "ConfigError",
+    "EjectorConfig",
+    "FeedbackConfig",
+    "HostConfig",
+    "LimitsConfig",
+    "PinsConfig",
+    "PlantConfig",
+    "ServoConfig",
+    "TimingConfig",
+    "as_dict",
+    "default_path",
+    "load",
+    "read_for_host",
+    "read_limits",
+    "register",
+    "summary",
+]
 
 # The buzzer plays one octave either side of this note, so octaves 0 and 8-9 would not fit.
 _NOTE = re.compile(r"[A-G][#b]?[1-7]")
-_MISSING = object()
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -76,78 +89,6 @@ class BoxConfig:
 
     name: str = "uno-attack-box"
     seats: int = 4
-
-
-@dataclass(frozen=True)
-class PinsConfig:
-    """`[pins]`: BCM GPIO numbers; `None` means the part is not fitted."""
-
-    button: int
-    ejector_forward: int
-    sensor: int
-    button_led: int | None = None
-    ejector_backward: int | None = None
-    ejector_enable: int | None = None
-    flywheel: int | None = None
-    buzzer: int | None = None
-    servo: int | None = None
-    hopper_empty: int | None = None
-    door: int | None = None
-    light_red: int | None = None  # RGB button light (all three, or none)
-    light_green: int | None = None
-    light_blue: int | None = None
-    light_data: int | None = None  # WS2812 data line (instead of the RGB pins)
-
-    def used(self) -> dict[str, int]:
-        """Every fitted part and its pin, in declaration order."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if getattr(self, f.name) is not None
-        }
-
-    def outputs(self) -> dict[str, int]:
-        """The fitted parts the daemon drives (the pins the safe-off script pulls low)."""
-        return {name: pin for name, pin in self.used().items() if name in OUTPUT_PINS}
-
-
-@dataclass(frozen=True)
-class EjectorConfig:
-    """`[ejector]`: which mechanism pushes the cards out and its timings (ms)."""
-
-    kind: str = "motor"
-    soft_start_ms: int = 150
-    reverse_pulse_ms: int = 120
-    pulse_ms: int = 40
-    recovery_ms: int = 120
-    flywheel_spinup_ms: int = 250
-    retract_ms: int = 100  # motor: reverse phase after every burst (0 = off; solenoid: unused)
-    retract_speed: float = 0.6
-
-
-@dataclass(frozen=True)
-class TimingConfig:
-    """`[timing]`: jam detection, cooldown, end-of-burst settle and button timings."""
-
-    card_timeout_ms: int = 800
-    cooldown_ms: int = 300
-    settle_ms: int = 100
-    hold_clear_s: float = 2.0
-    debounce_ms: int = 20
-
-
-@dataclass(frozen=True)
-class LimitsConfig:
-    """`[limits]`: safety limits; only this file sets them, never the serial link."""
-
-    ejector_max_on_ms: int = 8000
-    flywheel_max_on_ms: int = 15000
-    solenoid_max_on_ms: int = 100
-    solenoid_duty_max: float = 0.30
-    solenoid_duty_window_ms: int = 10000
-    unjam_retries: int = 2
-    max_burst: int = 12
-    press_queue: int = 16
 
 
 @dataclass(frozen=True)
@@ -167,33 +108,6 @@ class FeedbackConfig:
     led_step_hz: float = 1.0
     buzzer_tone: str = "A4"
     big_burst: int = 6  # a burst of this many cards or more is big (sound and patterns)
-
-
-@dataclass(frozen=True)
-class PlantConfig:
-    """`[plant]`: the simulated mechanism used on mock pins (ignored on real pins)."""
-
-    hopper: int = 112
-    feed_interval_ms: int = 60
-    feed_jitter_ms: int = 10
-    beam_ms: int = 8
-    spinup_ms: int = 40
-    seed: int = 1
-
-
-@dataclass(frozen=True)
-class HostConfig:
-    """What a host reads of a box's config (`read_for_host`): the jam model and the limits it
-    sims with, the timings a game's duration is estimated from (`engine/duration.py`), and the
-    pins that say which parts those timings need."""
-
-    path: str
-    pins: PinsConfig
-    ejector: EjectorConfig
-    timing: TimingConfig
-    limits: LimitsConfig
-    jam: JamParams
-    plant: PlantConfig
 
 
 @dataclass(frozen=True)
@@ -217,352 +131,12 @@ class Config:
     door: DoorConfig
 
 
-SECTIONS: tuple[str, ...] = (
-    "box",
-    "pins",
-    "ejector",
-    "timing",
-    "limits",
-    "jam",
-    "servo",
-    "feedback",
-    "plant",
-    "sound",
-    "light",
-    "patterns",
-    "attenuation",
-    "door",
-)
-
-# [jam] keys are JamParams fields except max_burst, which is the safety limit [limits] max_burst.
-_JAM_KEYS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(JamParams) if f.name != "max_burst"
-)
-
-
-def default_path() -> Path:
-    """The documented default config: `hardware/launcher.toml` in a source checkout, else the
-    copy installed with the package (`firmware/launcher.toml`)."""
-    here = Path(__file__).resolve().parent
-    checkout = here.parent / "hardware" / "launcher.toml"
-    if checkout.is_file():
-        return checkout
-    return here / "launcher.toml"
-
-
-def _show(value: object) -> str:
-    """A value as it would be written in TOML, on one short line."""
-    if value is _MISSING:
-        return "(missing)"
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, str):
-        text = json.dumps(value)  # escapes newlines, so the message stays one line
-    elif isinstance(value, (list, tuple)):
-        text = "[" + ", ".join(_show(v) for v in value) + "]"
-    elif isinstance(value, dict):
-        text = "{" + ", ".join(f"{k} = {_show(v)}" for k, v in value.items()) + "}"
-    else:
-        text = str(value)
-    text = text.replace("\n", " ")
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _num(x: float) -> str:
-    """1.0 -> "1", 0.3 -> "0.3": limits read like the file, not like Python floats."""
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> TypeGuard[int | float]:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(float(value))
-    )
-
-
-class _Section:
-    """Checking getters over one TOML table. Remembers which keys were asked for, so the keys
-    nobody asked for can be reported as unknown."""
-
-    def __init__(self, path: str, name: str, table: dict[str, Any]) -> None:
-        self.path = path
-        self.name = name
-        self.table = table
-        self.asked: list[str] = []
-
-    def fail(self, key: str, value: object, allowed: str) -> ConfigError:
-        """The one-line error for `key` (raise what this returns)."""
-        return ConfigError(f"{self.path}: [{self.name}] {key} = {_show(value)}: {allowed}")
-
-    def _get(self, key: str, default: object) -> object:
-        self.asked.append(key)
-        value = self.table.get(key, _MISSING)
-        if value is _MISSING and default is _MISSING:
-            raise self.fail(key, value, i18n._("required"))
-        return default if value is _MISSING else value
-
-    def get(self, key: str, default: object, check: Check[T]) -> T:
-        """The value `check` makes of what the file says (the key's own check, shared with
-        ``settings.set``: firmware/checks.py); its rule is what is allowed."""
-        value = self._get(key, default)
-        try:
-            return check(value)
-        except BadValue as exc:
-            raise self.fail(key, value, exc.rule.render()) from None
-
-    def getint(self, key: str, default: object = _MISSING, *, lo: int, hi: int) -> int:
-        """A whole number from `lo` to `hi` inclusive."""
-        return self.get(key, default, whole_number(lo, hi))
-
-    def getbool(self, key: str, default: object) -> bool:
-        """``true`` or ``false``."""
-        return self.get(key, default, boolean)
-
-    def getfloat(
-        self,
-        key: str,
-        default: object = _MISSING,
-        *,
-        lo: float,
-        hi: float,
-        above: bool = False,
-    ) -> float:
-        """A number from `lo` (or just above it, with `above`) to `hi` inclusive."""
-        value = self._get(key, default)
-        if not _is_number(value):
-            raise self.fail(key, value, self._range(lo, hi, above))
-        number = float(value)
-        if number > hi or number < lo or (above and number == lo):
-            raise self.fail(key, value, self._range(lo, hi, above))
-        return number
-
-    @staticmethod
-    def _range(lo: float, hi: float, above: bool) -> str:
-        if above:
-            return i18n._("must be a number above {lo} and at most {hi}").format(
-                lo=_num(lo), hi=_num(hi)
-            )
-        return i18n._("must be a number from {lo} to {hi}").format(lo=_num(lo), hi=_num(hi))
-
-    def getchoice(self, key: str, default: object, choices: Iterable[str]) -> str:
-        """One of a fixed set of strings."""
-        value = self._get(key, default)
-        choices = tuple(choices)
-        if value not in choices:
-            listed = ", ".join(json.dumps(c) for c in choices)
-            raise self.fail(key, value, i18n._("must be one of {listed}").format(listed=listed))
-        return str(value)
-
-    def getstr(
-        self, key: str, default: object, *, check: Callable[[str], bool], allowed: str
-    ) -> str:
-        """A string that passes `check`; `allowed` says what passes."""
-        value = self._get(key, default)
-        if not isinstance(value, str) or not check(value):
-            raise self.fail(key, value, allowed)
-        return value
-
-    def getnumbers(self, key: str, default: object, *, lo: float, hi: float) -> tuple[float, ...]:
-        """A list of numbers, each from `lo` to `hi`."""
-        value = self._get(key, default)
-        allowed = i18n._("must be a list of numbers from {lo} to {hi}").format(
-            lo=_num(lo), hi=_num(hi)
-        )
-        if not isinstance(value, (list, tuple)):
-            raise self.fail(key, value, allowed)
-        if not all(_is_number(v) and lo <= float(v) <= hi for v in value):
-            raise self.fail(key, value, allowed)
-        return tuple(float(v) for v in value)
-
-    def getpin(self, key: str, *, required: bool) -> int | None:
-        """A BCM GPIO number on the header; optional pins may be left out (`None`)."""
-        value = self._get(key, _MISSING if required else None)
-        if value is None:
-            return None
-        if not _is_int(value) or not PIN_MIN <= value <= PIN_MAX:
-            allowed = i18n._("must be a BCM GPIO number from {low} to {high}").format(
-                low=PIN_MIN, high=PIN_MAX
-            )
-            if not required:
-                allowed = i18n._(
-                    "must be a BCM GPIO number from {low} to {high} "
-                    "(leave the key out if the part is not fitted)"
-                ).format(low=PIN_MIN, high=PIN_MAX)
-            raise self.fail(key, value, allowed)
-        return value
-
-    def raw(self, key: str) -> object:
-        """The value as written, for keys checked by someone else (the jam model)."""
-        self.asked.append(key)
-        return self.table.get(key, _MISSING)
-
-    def check_unknown(self) -> None:
-        """Reject any key no getter asked for, suggesting the closest known key."""
-        for key, value in self.table.items():
-            if key in self.asked:
-                continue
-            close = difflib.get_close_matches(key, self.asked, n=1)
-            known = ", ".join(self.asked)
-            allowed = (
-                i18n._("unknown key; did you mean {close}? known keys: {known}")
-                if close
-                else i18n._("unknown key; known keys: {known}")
-            )
-            raise self.fail(
-                key, value, allowed.format(close=close[0] if close else "", known=known)
-            )
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = textfile.read_bytes(path)  # (at most textfile.MOST_BYTES: not /dev/zero)
-    except OSError as exc:
-        raise ConfigError(textfile.cannot_read(path, exc).render()) from None
-    try:
-        return textfile.parse_toml(textfile.decode(data))
-    except UnicodeDecodeError:
-        raise ConfigError(
-            i18n._("{path}: not a text file: TOML must be UTF-8").format(path=path)
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            i18n._("{path}: not valid TOML: {error}").format(path=path, error=exc)
-        ) from None
-
-
-def _sections(path: str, doc: dict[str, Any]) -> dict[str, _Section]:
-    sections: dict[str, _Section] = {}
-    for name, table in doc.items():
-        if name not in SECTIONS:
-            close = difflib.get_close_matches(name, SECTIONS, n=1)
-            text = (
-                i18n._(
-                    "{path}: [{name}]: unknown section; did you mean [{close}]? "
-                    "known sections: {known}"
-                )
-                if close
-                else i18n._("{path}: [{name}]: unknown section; known sections: {known}")
-            )
-            raise ConfigError(
-                text.format(
-                    path=path, name=name, close=close[0] if close else "", known=", ".join(SECTIONS)
-                )
-            )
-        if not isinstance(table, dict):
-            raise ConfigError(
-                i18n._(
-                    "{path}: {name} = {value}: must be a section, written [{name}] on its own line"
-                ).format(path=path, name=name, value=_show(table))
-            )
-    for name in SECTIONS:
-        sections[name] = _Section(path, name, doc.get(name, {}))
-    return sections
-
-
-def _read_pins(sec: _Section) -> PinsConfig:
-    pins: dict[str, int | None] = {}
-    owner: dict[int, str] = {}
-    for f in dataclasses.fields(PinsConfig):
-        required = f.default is dataclasses.MISSING
-        pin = sec.getpin(f.name, required=required)
-        if pin is not None and pin in owner:
-            raise sec.fail(
-                f.name,
-                pin,
-                i18n._("GPIO {pin} is already used by {owner}; each pin has one part").format(
-                    pin=pin, owner=owner[pin]
-                ),
-            )
-        if pin is not None:
-            owner[pin] = f.name
-        pins[f.name] = pin
-    sec.check_unknown()
-    return PinsConfig(**pins)  # type: ignore[arg-type]
-
-
-def _read_jam(sec: _Section, limits: LimitsConfig) -> JamParams:
-    mapping: dict[str, object] = {}
-    for key in _JAM_KEYS:
-        value = sec.raw(key)
-        if value is not _MISSING:
-            mapping[key] = value
-    sec.check_unknown()
-    mapping["max_burst"] = limits.max_burst
-    weights = mapping.get("burst_weights", JamParams.burst_weights)
-    unused = "burst_weights" not in mapping or mapping.get("mode", JamParams.mode) != "hazard"
-    if unused and isinstance(weights, list | tuple):
-        # Weights the file does not use (the defaults, or another mode's): folded at the limit,
-        # the same distribution the cap gives, so a later switch to hazard fits the box. Weights
-        # a hazard-mode file lists past its limit are a mistake check_limit names.
-        mapping["burst_weights"] = fold_weights(weights, limits.max_burst)
-    try:
-        params = from_mapping(mapping)
-        check_limit(params, limits.max_burst)
-    except JamError as exc:
-        # The jam model owns its ranges and says which key broke which rule.
-        if exc.key is not None and exc.rule is not None and exc.key in mapping:
-            raise sec.fail(exc.key, mapping[exc.key], exc.rule.render()) from None
-        raise ConfigError(f"{sec.path}: [jam]: {i18n.in_reader_language(exc)}") from None
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{sec.path}: [jam]: {exc}") from None
-    return params
-
-
-def _read_limits(sec: _Section) -> LimitsConfig:
-    """`[limits]`, every key checked (the one reader of the safety limits)."""
-    limits = LimitsConfig(
-        ejector_max_on_ms=sec.getint(
-            "ejector_max_on_ms", LimitsConfig.ejector_max_on_ms, lo=100, hi=120000
-        ),
-        flywheel_max_on_ms=sec.getint(
-            "flywheel_max_on_ms", LimitsConfig.flywheel_max_on_ms, lo=100, hi=600000
-        ),
-        solenoid_max_on_ms=sec.getint(
-            "solenoid_max_on_ms", LimitsConfig.solenoid_max_on_ms, lo=1, hi=1000
-        ),
-        solenoid_duty_max=sec.getfloat(
-            "solenoid_duty_max", LimitsConfig.solenoid_duty_max, lo=0, hi=1, above=True
-        ),
-        solenoid_duty_window_ms=sec.getint(
-            "solenoid_duty_window_ms", LimitsConfig.solenoid_duty_window_ms, lo=100, hi=600000
-        ),
-        unjam_retries=sec.getint("unjam_retries", LimitsConfig.unjam_retries, lo=0, hi=10),
-        max_burst=sec.getint("max_burst", LimitsConfig.max_burst, lo=1, hi=MAX_BURST_LIMIT),
-        press_queue=sec.getint("press_queue", LimitsConfig.press_queue, lo=1, hi=256),
-    )
-    sec.check_unknown()
-    return limits
-
-
-def read_limits(path: str | Path) -> LimitsConfig:
-    """Only the ``[limits]`` of a config file, checked as `load` checks them (ConfigError), for
-    a tool that must know them before the rest of the file is right (`model fit
-    --write-config` replaces the [jam] values the file's limits must allow)."""
-    path = Path(path)
-    s = _sections(str(path), _read(path))
-    return _read_limits(s["limits"])
-
-
-def read_for_host(path: str | Path) -> HostConfig:
-    """What a host reads of a box's config (`HostConfig`: the jam model, the limits, the
-    timings), each of those sections checked as `load` checks it (the same readers), the
-    others left to the box: a config naming the Pi's own sound-pack folder reads on a laptop
-    (`unoattack sweep --set config=BOX.toml`). `ConfigError` (one line, exit 78)."""
-    path = Path(path)
-    return _read_host(_sections(str(path), _read(path)))
-
-
 def load(path: str | Path) -> Config:
     """Read and check a config file. Raises `ConfigError` (one line, exit 78) on any problem."""
     path = Path(path)
-    s = _sections(str(path), _read(path))
+    s = sections(str(path), read_toml(path))
     box = _read_box(s["box"])
-    host = _read_host(s)
+    host = read_host_sections(s)
     pins, limits = host.pins, host.limits
     servo = _read_servo(s["servo"], box, pins)
     feedback = _read_feedback(s["feedback"], limits)
@@ -588,28 +162,7 @@ def load(path: str | Path) -> Config:
     )
 
 
-def _read_host(s: dict[str, _Section]) -> HostConfig:
-    """The sections a host reads ([pins], [ejector], [timing], [limits], [jam], [plant]) and
-    the checks between them."""
-    pins = _read_pins(s["pins"])
-    ejector = _read_ejector(s["ejector"])
-    timing = _read_timing(s["timing"])
-    limits = _read_limits(s["limits"])
-    jam = _read_jam(s["jam"], limits)
-    plant = _read_plant(s["plant"])
-    _check_ejector(s["pins"], s["ejector"], s["limits"], pins, ejector, timing, limits)
-    return HostConfig(
-        path=s["box"].path,
-        pins=pins,
-        ejector=ejector,
-        timing=timing,
-        limits=limits,
-        jam=jam,
-        plant=plant,
-    )
-
-
-def _read_box(sec: _Section) -> BoxConfig:
+def _read_box(sec: Section) -> BoxConfig:
     """`[box]`."""
     box = BoxConfig(
         name=sec.getstr(
@@ -624,42 +177,7 @@ def _read_box(sec: _Section) -> BoxConfig:
     return box
 
 
-def _read_ejector(sec: _Section) -> EjectorConfig:
-    """`[ejector]` (what it needs of the pins and the limits: `_check_ejector`)."""
-    ejector = EjectorConfig(
-        kind=sec.getchoice("kind", EjectorConfig.kind, ("motor", "solenoid")),
-        soft_start_ms=sec.getint("soft_start_ms", EjectorConfig.soft_start_ms, lo=0, hi=2000),
-        reverse_pulse_ms=sec.getint(
-            "reverse_pulse_ms", EjectorConfig.reverse_pulse_ms, lo=10, hi=2000
-        ),
-        pulse_ms=sec.getint("pulse_ms", EjectorConfig.pulse_ms, lo=1, hi=1000),
-        recovery_ms=sec.getint("recovery_ms", EjectorConfig.recovery_ms, lo=0, hi=10000),
-        flywheel_spinup_ms=sec.getint(
-            "flywheel_spinup_ms", EjectorConfig.flywheel_spinup_ms, lo=0, hi=10000
-        ),
-        retract_ms=sec.getint("retract_ms", EjectorConfig.retract_ms, lo=0, hi=2000),
-        retract_speed=sec.getfloat("retract_speed", EjectorConfig.retract_speed, lo=0.2, hi=1.0),
-    )
-    sec.check_unknown()
-    return ejector
-
-
-def _read_timing(sec: _Section) -> TimingConfig:
-    """`[timing]`."""
-    timing = TimingConfig(
-        card_timeout_ms=sec.getint(
-            "card_timeout_ms", TimingConfig.card_timeout_ms, lo=50, hi=60000
-        ),
-        cooldown_ms=sec.getint("cooldown_ms", TimingConfig.cooldown_ms, lo=0, hi=60000),
-        settle_ms=sec.getint("settle_ms", TimingConfig.settle_ms, lo=0, hi=5000),
-        hold_clear_s=sec.getfloat("hold_clear_s", TimingConfig.hold_clear_s, lo=0.5, hi=30),
-        debounce_ms=sec.getint("debounce_ms", TimingConfig.debounce_ms, lo=0, hi=500),
-    )
-    sec.check_unknown()
-    return timing
-
-
-def _read_servo(sec: _Section, box: BoxConfig, pins: PinsConfig) -> ServoConfig:
+def _read_servo(sec: Section, box: BoxConfig, pins: PinsConfig) -> ServoConfig:
     """`[servo]`: one angle per seat when a servo is fitted."""
     min_angle = sec.getfloat("min_angle", ServoConfig.min_angle, lo=-180, hi=180)
     max_angle = sec.getfloat("max_angle", ServoConfig.max_angle, lo=-180, hi=180)
@@ -667,7 +185,9 @@ def _read_servo(sec: _Section, box: BoxConfig, pins: PinsConfig) -> ServoConfig:
         raise sec.fail(
             "max_angle",
             sec.table.get("max_angle", max_angle),
-            i18n._("must be above [servo] min_angle = {angle}").format(angle=_num(min_angle)),
+            i18n._("must be above [servo] min_angle = {angle}").format(
+                angle=plain_number(min_angle)
+            ),
         )
     seat_angles = sec.getnumbers(
         "seat_angles", list(ServoConfig.seat_angles), lo=min_angle, hi=max_angle
@@ -685,7 +205,7 @@ def _read_servo(sec: _Section, box: BoxConfig, pins: PinsConfig) -> ServoConfig:
     return servo
 
 
-def _read_feedback(sec: _Section, limits: LimitsConfig) -> FeedbackConfig:
+def _read_feedback(sec: Section, limits: LimitsConfig) -> FeedbackConfig:
     """`[feedback]`."""
     feedback = FeedbackConfig(
         led_base_hz=sec.getfloat(
@@ -704,26 +224,7 @@ def _read_feedback(sec: _Section, limits: LimitsConfig) -> FeedbackConfig:
     return feedback
 
 
-def _read_plant(sec: _Section) -> PlantConfig:
-    """`[plant]`: the simulated mechanism."""
-    feed_interval = sec.getint("feed_interval_ms", PlantConfig.feed_interval_ms, lo=1, hi=10000)
-    jitter = sec.getint("feed_jitter_ms", PlantConfig.feed_jitter_ms, lo=0, hi=feed_interval - 1)
-    plant = PlantConfig(
-        hopper=sec.getint("hopper", PlantConfig.hopper, lo=0, hi=1_000_000),
-        feed_interval_ms=feed_interval,
-        feed_jitter_ms=jitter,
-        # A card must leave the beam before the next one can arrive, or two cards count as one.
-        beam_ms=sec.getint(
-            "beam_ms", PlantConfig.beam_ms, lo=1, hi=max(1, feed_interval - jitter - 1)
-        ),
-        spinup_ms=sec.getint("spinup_ms", PlantConfig.spinup_ms, lo=0, hi=10000),
-        seed=sec.getint("seed", PlantConfig.seed, lo=0, hi=MAX_SEED),
-    )
-    sec.check_unknown()
-    return plant
-
-
-def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
+def _check_light(pins_sec: Section, pins: PinsConfig) -> None:
     """An RGB light needs all three colour pins; a WS2812 takes their place."""
     rgb = [getattr(pins, k) for k in ("light_red", "light_green", "light_blue")]
     if any(p is not None for p in rgb) and None in rgb:
@@ -731,7 +232,7 @@ def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
             k for k in ("light_red", "light_green", "light_blue") if getattr(pins, k) is None
         )
         raise pins_sec.fail(
-            missing, _MISSING, i18n._("an RGB light needs light_red, light_green and light_blue")
+            missing, MISSING, i18n._("an RGB light needs light_red, light_green and light_blue")
         )
     if rgb[0] is not None and pins.light_data is not None:
         raise pins_sec.fail(
@@ -741,7 +242,7 @@ def _check_light(pins_sec: _Section, pins: PinsConfig) -> None:
         )
 
 
-def _read_sound(sec: _Section) -> SoundConfig:
+def _read_sound(sec: Section) -> SoundConfig:
     """`[sound]`: a pack that cannot play is a config mistake, said now (a folder on the box:
     `read_for_host` leaves this section alone)."""
     sound = SoundConfig(
@@ -770,7 +271,7 @@ def _read_sound(sec: _Section) -> SoundConfig:
     return sound
 
 
-def _read_light(sec: _Section) -> LightConfig:
+def _read_light(sec: Section) -> LightConfig:
     """`[light]`."""
     colors = sec._get("seat_colors", list(LightConfig.seat_colors))
     if (
@@ -790,7 +291,7 @@ def _read_light(sec: _Section) -> LightConfig:
     return light
 
 
-def _read_patterns(sec: _Section, limits: LimitsConfig) -> PatternsConfig:
+def _read_patterns(sec: Section, limits: LimitsConfig) -> PatternsConfig:
     """`[patterns]`: a whir stays below `[limits] ejector_max_on_ms`."""
     enabled = sec.get("enabled", PatternsConfig.enabled, patterns.KEYS["enabled"])
     raw = sec._get("pattern", [])
@@ -818,7 +319,7 @@ def _read_patterns(sec: _Section, limits: LimitsConfig) -> PatternsConfig:
     return config
 
 
-def _read_attenuation(sec: _Section) -> AttenuationConfig:
+def _read_attenuation(sec: Section) -> AttenuationConfig:
     """`[attenuation]`: every key is a personality setting too, checked by its own check."""
     config = AttenuationConfig(
         **{
@@ -830,7 +331,7 @@ def _read_attenuation(sec: _Section) -> AttenuationConfig:
     return config
 
 
-def _read_door(sec: _Section) -> DoorConfig:
+def _read_door(sec: Section) -> DoorConfig:
     """`[door]`."""
     door = DoorConfig(
         warn_interval_s=sec.getfloat("warn_interval_s", DoorConfig.warn_interval_s, lo=1, hi=3600)
@@ -845,74 +346,6 @@ def _is_color(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _check_ejector(
-    pins_sec: _Section,
-    ejector_sec: _Section,
-    limits_sec: _Section,
-    pins: PinsConfig,
-    ejector: EjectorConfig,
-    timing: TimingConfig,
-    limits: LimitsConfig,
-) -> None:
-    """Requirements that depend on the ejector kind and on other sections."""
-    if ejector.kind == "motor":
-        if pins.ejector_backward is None:
-            raise pins_sec.fail(
-                "ejector_backward",
-                _MISSING,
-                i18n._('required with [ejector] kind = "motor" (H-bridge IN2)'),
-            )
-        if ejector.soft_start_ms > 0 and pins.ejector_enable is None:
-            raise ejector_sec.fail(
-                "soft_start_ms",
-                ejector.soft_start_ms,
-                i18n._("soft start needs [pins] ejector_enable (H-bridge EN); set it or use 0"),
-            )
-        if ejector.retract_ms >= limits.ejector_max_on_ms:
-            raise ejector_sec.fail(
-                "retract_ms",
-                ejector.retract_ms,
-                i18n._("must be below [limits] ejector_max_on_ms = {ms}").format(
-                    ms=limits.ejector_max_on_ms
-                ),
-            )
-        if timing.card_timeout_ms >= limits.ejector_max_on_ms:
-            raise limits_sec.fail(
-                "ejector_max_on_ms",
-                limits.ejector_max_on_ms,
-                i18n._("must be above [timing] card_timeout_ms = {ms}").format(
-                    ms=timing.card_timeout_ms
-                ),
-            )
-    else:
-        for key in ("ejector_backward", "ejector_enable"):
-            if getattr(pins, key) is not None:
-                raise pins_sec.fail(
-                    key,
-                    getattr(pins, key),
-                    i18n._('not used with [ejector] kind = "solenoid"; leave it out'),
-                )
-        if ejector.pulse_ms > limits.solenoid_max_on_ms:
-            raise ejector_sec.fail(
-                "pulse_ms",
-                ejector.pulse_ms,
-                i18n._("must be at most [limits] solenoid_max_on_ms = {ms}").format(
-                    ms=limits.solenoid_max_on_ms
-                ),
-            )
-    if pins.flywheel is not None and ejector.flywheel_spinup_ms >= limits.flywheel_max_on_ms:
-        raise ejector_sec.fail(
-            "flywheel_spinup_ms",
-            ejector.flywheel_spinup_ms,
-            i18n._("must be below [limits] flywheel_max_on_ms = {ms}").format(
-                ms=limits.flywheel_max_on_ms
-            ),
-        )
-
-
-# --- `launcher config check` -------------------------------------------------------------------
 
 
 def summary(cfg: Config) -> list[str]:

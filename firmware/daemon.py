@@ -25,12 +25,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from common.commandline import package_version
+from common.errors import CommandError, JournalError, LauncherError
 from firmware.aiming import Aiming
 from firmware.attenuation import Attenuation
 from firmware.devices import Devices
 from firmware.door import Door
 from firmware.drivers import driver_for
-from firmware.errors import CommandError, JournalError, LauncherError
 from firmware.feedback import Feedback
 from firmware.hopper import Hopper
 from firmware.inflight import Burst, InFlight
@@ -540,6 +541,7 @@ class Daemon:
             result.update(feature.status())
         result["uptime_ms"] = (self.clock() - self._boot_ns) // _MS
         result["ejector"] = self.config.ejector.kind
+        result["version"] = package_version()  # the firmware's (the distribution's) version
         return result
 
     # ------------------------------------------------------------------ events

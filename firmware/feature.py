@@ -48,7 +48,7 @@ def int_arg(args: dict, name: str, lo: int | None, hi: int | None) -> int:
     `wire.ops.bounds`, to the box's own most, from its config); ``CommandError("BAD_ARG")``
     naming the range otherwise."""
     assert lo is not None and hi is not None, "a range the table or the config bounds"
-    from firmware.errors import CommandError
+    from common.errors import CommandError
 
     value = args.get(name)
     if isinstance(value, bool) or not isinstance(value, int):

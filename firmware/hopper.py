@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from firmware.errors import CommandError
+from common.errors import CommandError
 from firmware.feature import Feature, int_arg
 from firmware.loop import Event
 from wire.ops import OPS, bounds

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import i18n
-from firmware import textfile
-from firmware.atomic import write_atomic
-from firmware.commandline import digits, whole_number, whole_number_from
-from firmware.errors import ConfigError, UsageError
-from firmware.jam import (
+from common import textfile
+from common.atomic import write_atomic
+from common.boxconfig import default_path, read_limits
+from common.boxtoml import set_values
+from common.commandline import digits, whole_number, whole_number_from
+from common.errors import ConfigError, UsageError
+from common.jam import (
     MAX_SEED,
     JamParams,
     describe,
@@ -46,18 +48,11 @@ FIT_KEYS = ("mode", "base", "step", "max_dry", "burst_weights", "pressure_bonus"
 # --------------------------------------------------------------------------- config
 
 
-def default_config_path() -> Path:
-    """The packaged default config (``firmware.config.default_path()``)."""
-    from firmware.config import default_path
-
-    return Path(default_path())
-
-
 def load_params(path: str | None) -> tuple[JamParams, int]:
     """The ``[jam]`` parameters and ``[limits] max_burst`` of a config file (default if None)."""
     from firmware.config import load
 
-    cfg = load(path or default_config_path())
+    cfg = load(path or default_path())
     return cfg.jam, cfg.limits.max_burst
 
 
@@ -137,7 +132,7 @@ def _show(args: argparse.Namespace) -> int:
     from firmware.attenuation import Attenuator
     from firmware.config import load
 
-    cfg = load(args.config or default_config_path())
+    cfg = load(args.config or default_path())
     d = describe(cfg.jam, max_n=args.max_n)
     # What hammering the button does to those figures ([attenuation]): the cut applies after
     # the model's draw, so its effect on the mean is exact.
@@ -400,87 +395,10 @@ def jam_values(params: JamParams) -> dict[str, str]:
     }
 
 
-_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]\s*(#.*)?$")
-_KEY = re.compile(r"^(\s*)([A-Za-z0-9_-]+)(\s*=\s*)(.*)$")
-
-
-def _split_value(rest: str) -> tuple[str, str]:
-    """Split ``value  # comment`` (no '#' inside our values' strings) into value and tail."""
-    in_string = False
-    for i, ch in enumerate(rest):
-        if ch == '"':
-            in_string = not in_string
-        elif ch == "#" and not in_string:
-            value = rest[:i].rstrip()
-            return value, rest[len(value) :]
-    return rest.rstrip(), ""
-
-
-def rewrite_jam(text: str, values: dict[str, str]) -> str:
-    """``text`` (a config TOML) with the ``[jam]`` keys in ``values`` set, the rest untouched.
-
-    Comments after a replaced value are kept (moved to stay aligned where there is room); keys
-    missing from the section are added at its end; a file without ``[jam]`` gets one appended.
-    """
-    lines = text.splitlines(keepends=True)
-    out: list[str] = []
-    section = None
-    done: set[str] = set()
-    jam_end = None  # index in `out` after the last line of [jam] holding content
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        header = _HEADER.match(line)
-        if header:
-            section = header.group(1)
-            out.append(line)
-            if section == "jam":
-                jam_end = len(out)
-            i += 1
-            continue
-        key = _KEY.match(line.rstrip("\r\n"))
-        if section == "jam" and key and key.group(2) in values:
-            indent, name, eq, rest = key.groups()
-            # A multi-line array: swallow lines until its brackets close.
-            depth = rest.split("#", 1)[0].count("[") - rest.split("#", 1)[0].count("]")
-            while depth > 0 and i + 1 < len(lines):
-                i += 1
-                more = lines[i].split("#", 1)[0]
-                depth += more.count("[") - more.count("]")
-                rest = ""
-            value, comment = _split_value(rest)
-            new = values[name]
-            if comment:
-                pad = max(1, len(value) + (len(comment) - len(comment.lstrip())) - len(new))
-                comment = " " * pad + comment.lstrip()
-            ending = "\r\n" if line.endswith("\r\n") else "\n"
-            out.append(f"{indent}{name}{eq}{new}{comment}{ending}")
-            done.add(name)
-            jam_end = len(out)
-        else:
-            out.append(line)
-            if section == "jam" and line.strip() and not line.lstrip().startswith("#"):
-                jam_end = len(out)
-        i += 1
-    missing = [k for k in values if k not in done]
-    if jam_end is None:
-        if out and not out[-1].endswith("\n"):
-            out[-1] += "\n"
-        out.append("\n[jam]\n")
-        jam_end = len(out)
-    if missing:
-        if jam_end and not out[jam_end - 1].endswith("\n"):
-            out[jam_end - 1] += "\n"
-        out[jam_end:jam_end] = [f"{k} = {values[k]}\n" for k in missing]
-    return "".join(out)
-
-
 def read_target(path: str) -> tuple[str, int, bool]:
     """The config ``--write-config`` will update: (its text, its ``[limits] max_burst``, whether
     it exists yet). A file that does not exist starts as a copy of the default config.
     ``UsageError`` for a path that cannot be one, ``ConfigError`` if the file is broken."""
-    from firmware.config import read_limits
-
     target = Path(path)
     if target.is_dir():
         raise UsageError(
@@ -495,7 +413,7 @@ def read_target(path: str) -> tuple[str, int, bool]:
                 path=path, folder=target.parent
             )
         )
-    source = target if exists else default_config_path()
+    source = target if exists else default_path()
     try:
         text = textfile.read_text(source)
     except OSError as exc:
@@ -527,7 +445,7 @@ def write_config(path: str, params: JamParams, text: str | None = None) -> None:
 
     if text is None:
         text = read_target(path)[0]
-    new_text = rewrite_jam(text, jam_values(params))
+    new_text = set_values(text, {"jam": jam_values(params)})
     written = tomllib.loads(new_text).get("jam", {})
     from_mapping({k: written[k] for k in FIT_KEYS})  # what we write reads back as valid
 
@@ -540,7 +458,7 @@ def write_config(path: str, params: JamParams, text: str | None = None) -> None:
                 i18n._("{error}; not rewritten").format(error=str(exc).replace(tmp, path))
             ) from None
 
-    # Whole or not at all, and only once the copy loads (firmware/atomic.py); a new config
+    # Whole or not at all, and only once the copy loads (common/atomic.py); a new config
     # is readable by the daemon's user (0666 less the umask), a rewritten one keeps its mode.
     write_atomic(path, new_text, check=loads_again)
 

@@ -45,8 +45,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, Self
 
-from firmware.commandline import digits
-from firmware.errors import JournalError, LauncherError, UsageError
+from common.commandline import digits
+from common.errors import JournalError, LauncherError, UsageError
 from wire import protocol
 
 log = logging.getLogger(__name__)

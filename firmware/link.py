@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Protocol
 import serial
 
 import i18n
-from firmware.errors import JournalError, UsageError
+from common.errors import JournalError, UsageError
 from wire import ports, protocol
 
 if TYPE_CHECKING:

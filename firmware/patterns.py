@@ -18,7 +18,7 @@ timers, and every output a step turns on goes through the same guard as any burs
 jam retries, and a whir is one more timed output, shorter than ``[limits] ejector_max_on_ms``.
 
 Built-in patterns (``BUILTIN``) can be re-weighted or joined by a config's own
-(``[[patterns.pattern]]``). Standard library only (and the key checks, firmware/checks.py).
+(``[[patterns.pattern]]``). Standard library only (and the key checks, common/checks.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from firmware.checks import Check, boolean
+from common.checks import Check, boolean
 
 OUTCOMES = ("dry", "fire", "big")
 MAX_SEGMENTS = 16

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import i18n
-from firmware.errors import LauncherError, UsageError
+from common.errors import LauncherError, UsageError
 
 LOCK_NAME = "launcher-pins.lock"
 KEEP_PIN_STATES = 64  # newest states a mock pin remembers (gpiozero's own keeps every one)

@@ -33,8 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from firmware import textfile
-from firmware.errors import UsageError
+from common import textfile
+from common.errors import UsageError
 from firmware.pins import is_lgpio
 
 log = logging.getLogger(__name__)

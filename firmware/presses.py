@@ -16,9 +16,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from firmware.errors import CommandError
+from common.errors import CommandError
+from common.jam import JamError, JamModel, check_limit, from_mapping
 from firmware.feature import Feature, int_arg
-from firmware.jam import JamError, JamModel, check_limit, from_mapping
 from firmware.loop import Event
 from firmware.machine import LATCHED_STATES
 from i18n import Text

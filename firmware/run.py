@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import i18n
-from firmware import textfile
-from firmware.errors import UsageError
+from common import textfile
+from common.errors import UsageError
 
 if TYPE_CHECKING:
     from firmware.daemon import Daemon

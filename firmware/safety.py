@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from firmware.errors import CommandError
+from common.errors import CommandError
 from firmware.feature import Feature
 from firmware.loop import Event
 from firmware.machine import RESTING_STATES

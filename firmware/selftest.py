@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from firmware.errors import CommandError
+from common.errors import CommandError
 from firmware.feature import Feature
 from firmware.machine import BUSY_STATES
 from i18n import Text

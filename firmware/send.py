@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import i18n
-from firmware.commandline import (
+from common.commandline import (
     EXIT_INTERRUPTED,
     CtrlC,
     integer,
@@ -31,7 +31,7 @@ from firmware.commandline import (
     seconds,
     stop_when_reader_goes,
 )
-from firmware.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
+from common.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from wire.ops import OPS as OP_TABLE
 from wire.ops import TABLE
 from wire.text import describe, fire_result

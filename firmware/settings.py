@@ -29,11 +29,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from firmware import attenuation, patterns, textfile
-from firmware.checks import BadValue, Check, boolean
-from firmware.errors import CommandError
+from common import textfile
+from common.checks import BadValue, Check, boolean
+from common.errors import CommandError
+from common.jam import check_limit, from_mapping
+from firmware import attenuation, patterns
 from firmware.feature import Feature
-from firmware.jam import check_limit, from_mapping
 from i18n import Text
 
 if TYPE_CHECKING:

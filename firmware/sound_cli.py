@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import i18n
-from firmware.errors import LauncherError, UsageError
+from common.errors import LauncherError, UsageError
 from firmware.sound_pack import EVENTS, Picker, SoundPack, load, resolve
 
 

@@ -33,8 +33,8 @@ import wave
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from firmware import textfile
-from firmware.errors import ConfigError
+from common import textfile
+from common.errors import ConfigError
 
 MANIFEST = "pack.toml"
 FORMAT = 1

@@ -223,7 +223,7 @@ _speaking: contextvars.ContextVar[Language | None] = contextvars.ContextVar(
 
 # argparse's own headings in --help. argparse looks its `_` up in its module each time it builds
 # a parser or a usage line, so it is pointed at ours (for these words only: its error texts are
-# matched in English by firmware/commandline.py, which words its own errors).
+# matched in English by common/commandline.py, which words its own errors).
 ARGPARSE_WORDS = frozenset(
     {
         N_("usage: "),

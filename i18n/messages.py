@@ -23,7 +23,7 @@ from i18n import DOMAIN, LANGUAGES, LOCALE_DIR, msgfmt
 
 ROOT = LOCALE_DIR.parent.parent
 # The code whose messages people read (the web page's templates join here when it has some).
-SOURCES: tuple[str, ...] = ("engine", "firmware", "i18n", "wire")
+SOURCES: tuple[str, ...] = ("common", "engine", "firmware", "i18n", "wire")
 # The functions a message is written in: `ngettext` and `Nn_` take a singular and a plural.
 KEYWORDS: dict[str, Any] = {
     "_": None,

@@ -142,6 +142,7 @@ TABLE: tuple[Op, ...] = (
             "locked",
             "ejector",
             "door",
+            "version",
         ),
         query=True,
     ),

@@ -21,7 +21,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from firmware.errors import UsageError
+from common.errors import UsageError
 from i18n import N_, _
 
 __all__ = [

@@ -6,11 +6,16 @@ Routes:
   outside the folder is served);
 - `GET /api/state` the newest update (the whole state, with its number);
 - `POST /api/join` ``{"code"}`` sets the session cookie; `POST /api/leave` drops it;
-- `POST /api/act` ``{"line"}`` one command line, as typed at `unoattack table`;
+- `POST /api/act` ``{"command"}`` one of the table's typed commands as data (or ``{"line"}``,
+  a command line as typed at `unoattack table`);
 - `POST /api/box` ``{"op", "params"}`` a box-panel control (`reset`, `status`, `model`,
-  `model.set`);
-- `WS /ws?since=N` the live updates (after update N when given) and the same `act`, `box` and
-  `ping` requests as JSON messages.
+  `model.set`, `fire`, `settings`, `settings.set`);
+- `POST /api/claim` ``{"seat"}`` this phone's seat ("I am Bo"; null releases it);
+- `POST /api/new` ``{}`` a new game of the same players, the last one kept in the history file;
+- `GET /api/rounds.csv` the game's rounds; `GET /api/qr.svg` the page's LAN address as a QR
+  code; `GET /manifest.webmanifest` the web app manifest;
+- `WS /ws?since=N` the live updates (after update N when given) and the same `act`, `box`,
+  `claim`, `new` and `ping` requests as JSON messages.
 
 Every request is checked before it reaches the table: a JSON object of known fields and types,
 at most `MAX_BODY` bytes; a session for anything that changes the game; this server's own
@@ -30,11 +35,12 @@ from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from common.commandline import digits
 from engine.web.auth import COOKIE, SESSION_AGE_S, Auth, cross_site, host_allowed
 from engine.web.connections import BODY_TIMEOUT_S
 from engine.web.headers import raw_headers
@@ -50,11 +56,12 @@ from engine.web.inbound import (
     shown,
     valid_id,
 )
+from engine.web.page import MANIFEST_TYPE, index_html, manifest, qr_svg, rounds_csv
+from engine.web.seats import Claims
 from engine.web.table_service import MAX_LINE, TableService
 from engine.web.words import COOKIE as LANG_COOKIE
 from engine.web.words import language_for, script
-from firmware.commandline import digits
-from i18n import _, language, say_in
+from i18n import _, language, normalize, say_in
 
 __all__ = ["MAX_BODY", "MAX_FRAME", "STATIC", "check_request", "create_app"]
 
@@ -79,6 +86,8 @@ STATIC = Path(__file__).resolve().parent / "static"
 MAX_FRAME = MAX_BODY
 PROTOCOL = 1
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+LANG_AGE_S = 365 * 24 * 3600  # the language cookie: a year
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class Guard:
@@ -172,10 +181,14 @@ async def read_json(request: Request) -> dict[str, Any]:
 class WebApp:
     """The handlers, around one table service, hub and auth."""
 
-    def __init__(self, service: TableService, hub: Hub, auth: Auth) -> None:
+    def __init__(
+        self, service: TableService, hub: Hub, auth: Auth, lan_url: str | None = None
+    ) -> None:
         self.service = service
         self.hub = hub
         self.auth = auth
+        self.lan_url = lan_url  # the server's address on the LAN; None: this machine only
+        self.claims = Claims(auth.valid)  # "I am Bo": the seat each joined phone plays
         self.epoch = secrets.token_hex(6)  # this server run: update numbers start again
 
     # -- requests shared by HTTP and the WebSocket ------------------------------------------
@@ -192,12 +205,25 @@ class WebApp:
                     language(lang), _("watching only: enter the join code to change the game")
                 ),
             }
+        if kind == "claim":
+            return self.claim(token, data["seat"], lang)
         if kind == "act":
-            outcome = await to_thread.run_sync(self.service.act, data["line"])
+            outcome = await to_thread.run_sync(self.service.request, data)
+        elif kind == "new":
+            outcome = await to_thread.run_sync(self.service.new_game)
         else:
             outcome = await to_thread.run_sync(self.service.box_op, data["op"], data.get("params"))
         reply = say_in(language(lang), outcome.to_dict())
         return (200 if outcome.ok or outcome.ask else 422), reply
+
+    def claim(self, token: object, seat: int | None, lang: str) -> tuple[int, dict]:
+        """ "I am Bo": this phone's session claims `seat` (None: releases its claim)."""
+        assert isinstance(token, str)
+        problem = self.claims.claim(token, seat, list(self.service.session.ref.players))
+        if problem is not None:
+            return 409, {"ok": False, "error": say_in(language(lang), problem)}
+        self.service.set_claims(self.claims.seats())
+        return 200, {"ok": True, "seat": self.claims.of(token)}
 
     async def _request(self, request: Request, kind: str) -> Response:
         data = await read_json(request)
@@ -211,7 +237,49 @@ class WebApp:
 
     # -- HTTP -------------------------------------------------------------------------------
     async def index(self, request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+        """The page, in its reader's language from the first request on: `?lang=` (then
+        remembered in the language cookie), the cookie, or Accept-Language."""
+        code = reader_language(request)
+        response = HTMLResponse(index_html(code), headers={"Cache-Control": "no-cache"})
+        if normalize(request.query_params.get("lang") or "") == code:
+            response.set_cookie(LANG_COOKIE, code, max_age=LANG_AGE_S, samesite="lax", path="/")
+        return response
+
+    async def manifest(self, request: Request) -> Response:
+        """The web app manifest: the page can be installed (no service worker)."""
+        return Response(manifest(reader_language(request)), media_type=MANIFEST_TYPE)
+
+    def share_url(self, request: HTTPConnection) -> str | None:
+        """The address other phones can open: the one this page was opened by unless that is
+        this machine's own (then the server's LAN address), None when the server listens on
+        this machine only."""
+        if self.lan_url is None:
+            return None
+        host = request.headers.get("host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if name.strip("[]").lower() in LOOPBACK:
+            return self.lan_url
+        return f"http://{host}/"
+
+    async def qr(self, request: Request) -> Response:
+        url = self.share_url(request)
+        if url is None:
+            problem = say_in(
+                language(reader_language(request)),
+                _("this server listens on this machine only: start it with --http 0.0.0.0:8500"),
+            )
+            return JSONResponse({"ok": False, "error": problem}, 404)
+        svg = qr_svg(url)
+        return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "no-cache"})
+
+    async def rounds(self, request: Request) -> Response:
+        """The game's rounds as CSV (a download)."""
+        view = await to_thread.run_sync(self.service.view)
+        return Response(
+            rounds_csv(view),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="unoattack-rounds.csv"'},
+        )
 
     async def text(self, request: Request) -> Response:
         """The page's words in the browser's language (`?lang=`, the picker's cookie, or
@@ -238,8 +306,9 @@ class WebApp:
         data = await read_json(request)
         if set(data) - {"code"}:
             extra = sorted(set(data) - {"code"})[0]
-            problem = f"unknown field `{shown(extra)}`: send code"
-            return JSONResponse({"ok": False, "error": problem}, 400)
+            return JSONResponse(
+                {"ok": False, "error": f"unknown field `{shown(extra)}`: send code"}, 400
+            )
         client = request.client.host if request.client else "?"
         held = self.auth.throttle.wait(client) > 0  # too many wrong codes: 429, not 403
         token, problem, wait = self.auth.join(client, data.get("code"))
@@ -257,7 +326,10 @@ class WebApp:
         return response
 
     async def leave(self, request: Request) -> Response:
-        self.auth.leave(request.cookies.get(COOKIE))
+        token = request.cookies.get(COOKIE)
+        if self.claims.release(token):  # its seat is free again
+            self.service.set_claims(self.claims.seats())
+        self.auth.leave(token)
         response = JSONResponse({"ok": True, "role": "watcher"})
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response
@@ -267,6 +339,12 @@ class WebApp:
 
     async def box(self, request: Request) -> Response:
         return await self._request(request, "box")
+
+    async def claim_seat(self, request: Request) -> Response:
+        return await self._request(request, "claim")
+
+    async def new_game(self, request: Request) -> Response:
+        return await self._request(request, "new")
 
     # -- the WebSocket ----------------------------------------------------------------------
     async def websocket(self, ws: WebSocket) -> None:
@@ -286,6 +364,9 @@ class WebApp:
                     "lang": lang,
                     "table": say_in(language(lang), self.service.static()),
                     "recent": self.hub.recent(lang),
+                    "console": self.hub.recent(lang, console=True),
+                    "seat": self.claims.of(token),  # the seat this phone claimed
+                    "share": {"url": self.share_url(ws)},
                     "limits": {"frame": MAX_FRAME, "line": MAX_LINE},
                 }
             )
@@ -323,7 +404,7 @@ class WebApp:
             sub.close()
 
     async def _on_message(
-        self, message: dict[str, Any], token: object, lang: str
+        self, message: MutableMapping[str, Any], token: object, lang: str
     ) -> dict[str, Any]:
         text = message.get("text")
         if text is None:
@@ -352,11 +433,12 @@ def create_app(
     auth: Auth,
     *,
     allowed_hosts: tuple[str, ...],
+    lan_url: str | None = None,
     on_startup: Callable[[], None] | None = None,
     on_shutdown: Callable[[], None] | None = None,
 ) -> Any:
     """The ASGI app for one table. The hub delivers on the app's event loop from startup on."""
-    web = WebApp(service, hub, auth)
+    web = WebApp(service, hub, auth, lan_url)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -373,11 +455,16 @@ def create_app(
     routes = [
         Route("/", web.index, methods=["GET", "HEAD"]),
         Route("/text.js", web.text, methods=["GET"]),
+        Route("/manifest.webmanifest", web.manifest, methods=["GET"]),
+        Route("/api/qr.svg", web.qr, methods=["GET"]),
+        Route("/api/rounds.csv", web.rounds, methods=["GET"]),
         Route("/api/state", web.state, methods=["GET"]),
         Route("/api/join", web.join, methods=["POST"]),
         Route("/api/leave", web.leave, methods=["POST"]),
         Route("/api/act", web.act, methods=["POST"]),
         Route("/api/box", web.box, methods=["POST"]),
+        Route("/api/claim", web.claim_seat, methods=["POST"]),
+        Route("/api/new", web.new_game, methods=["POST"]),
         WebSocketRoute("/ws", web.websocket),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]

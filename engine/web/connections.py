@@ -151,7 +151,7 @@ def protocols(gate: Gate, header_timeout: float = HEADER_TIMEOUT_S) -> tuple[typ
     class TableHTTP(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             if not gate.admit(transport):
                 transport.abort()

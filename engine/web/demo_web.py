@@ -17,12 +17,15 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
-from engine.demo import Spectator
-from engine.errors import UnoError
-from firmware.commandline import CtrlC, decimal, goes_with, say_error, whole_number
+from common.commandline import CtrlC, decimal, goes_with, say_error, whole_number
+from engine.boxport import mock_box
+from engine.demo import NAMES, Demo, Screen, Spectator, show_summary
+from engine.errors import InputError, UnoError
+from engine.web.options import DEFAULT_HTTP, add_web_arguments, need_web_extra
 from i18n import _, number
 
 if TYPE_CHECKING:
+    from engine.follow import Follower
     from engine.web.server import WebServer
 
 __all__ = ["WATCH_ONLY", "TableSpectator", "add_arguments", "run"]
@@ -46,37 +49,41 @@ class TableSpectator(Spectator):
     def __init__(
         self, service: Any, names: list[str], *, pace: float, stop: threading.Event
     ) -> None:
-        from engine.follow import Follower
-
-        self._follower_type = Follower
         self.service = service
         self.names = names
         self.pace = pace
         self.stop = stop
-        self.follower: Any = None
+        self.follower: Follower | None = None
         self._facts: dict[str, Any] = {}
         self._seat: int | None = None  # who the move being made is by (a dispense's seat)
         self._cause: dict[str, Any] = {}
 
     def round_started(self, rnd: Any) -> None:
+        from engine.follow import Follower  # the table referee, once a round is played
+
         self._cause = {"demo": "deal"}
-        self.follower = self._follower_type(rnd, self._step)
+        self.follower = Follower(rnd, self._step)
 
     def before(self, rnd: Any, act: Any) -> None:
         if self.stop.is_set():
             raise Stopped
-        self._facts = self.follower.facts()
+        self._facts = self._following().facts()
         self._seat = act.seat
 
     def after(self, rnd: Any, act: Any) -> None:
         self._cause = {"demo": act.kind, "seat": act.seat}
-        self.follower.moved(act, self._facts)
+        self._following().moved(act, self._facts)
         if self.stop.wait(self.pace):
             raise Stopped
 
     def round_over(self, rnd: Any) -> None:
         self._cause = {"demo": "round over"}
-        self.follower.finish()
+        self._following().finish()
+
+    def _following(self) -> Follower:
+        """The follower of the round being played (made when it starts)."""
+        assert self.follower is not None, "a move told before its round started"
+        return self.follower
 
     def box_event(self, event: dict[str, Any]) -> None:
         self.service.show_box_event(event)
@@ -97,8 +104,6 @@ class TableSpectator(Spectator):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """`demo`'s web options: --web, --pace and where the page listens."""
-    from engine.web.serve import add_web_arguments
-
     p.add_argument(
         "--web",
         action="store_true",
@@ -128,9 +133,6 @@ def check_without_web(args: argparse.Namespace) -> None:
     ignored (`demo --http 0.0.0.0:8500` played in the terminal, and nobody could join)."""
     import os
 
-    from engine.errors import InputError
-    from engine.web.serve import DEFAULT_HTTP
-
     given = {
         "--pace": args.pace != DEFAULT_PACE,
         "--wait-pages": args.wait_pages != 1,
@@ -153,18 +155,15 @@ def run(
     """Start the mock box, the referee and the server; the bots play once the pages are
     there; serve until Ctrl-C (or `server.shutdown()`: `server` is made from `args` unless
     given). Exit code 1 when the game failed (cards not conserved, the referee disagreeing)."""
-    from engine.boxport import mock_box
-    from engine.demo import NAMES, Demo, Screen, show_summary
-    from engine.errors import InputError
-    from engine.web.serve import need_web_extra
-    from engine.web.table_service import TableService, demo_table
-
     out = out or sys.stdout
     need_web_extra()
     if not 0 <= args.pace <= 60:
         raise InputError(f"--pace {args.pace:g}: 0 to 60 seconds")
     if not 0 <= args.wait_pages <= 1000:
         raise InputError(f"--wait-pages {args.wait_pages}: 0 to 1000 pages")
+    # Imported here, as the server is: `unoattack --help` builds this parser too.
+    from engine.web.table_service import TableService, demo_table
+
     names = list(NAMES[: args.players])
     if server is None:
         from engine.web.server import WebServer
@@ -205,7 +204,7 @@ def run(
                         )
 
                     server.attach(service, workers=[play])
-                    server.banner(out, "unoattack demo --web", saved=False)
+                    server.banner(out, "unoattack demo --web", saved=False, joinable=False)
                     waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
                     screen.line(
                         f"the bots {', '.join(names)} play to {args.target} through the mock "

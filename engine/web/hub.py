@@ -29,7 +29,7 @@ __all__ = ["Hub", "Subscriber", "Update", "encode"]
 
 KEEP = 2000  # updates kept for catch-up: several whole rounds
 QUEUE = 4000  # frames a subscriber may fall behind before it is dropped
-RECENT = 60  # message lines a new page gets to start its log
+RECENT = 60  # message lines a new page gets to start its log (and box console lines)
 
 
 def encode(message: dict[str, Any]) -> str:
@@ -130,6 +130,7 @@ class Hub:
         self.seq = 0
         self._log: collections.deque[Update] = collections.deque(maxlen=keep)
         self._recent: collections.deque[tuple[int, str]] = collections.deque(maxlen=RECENT)
+        self._console: collections.deque[tuple[int, str]] = collections.deque(maxlen=RECENT)
         self._subs: set[Subscriber] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue_size = queue
@@ -148,6 +149,8 @@ class Hub:
             self._log.append(kept)
             for line in kept.message.get("messages") or ():
                 self._recent.append((seq, line))
+            for line in kept.message.get("console") or ():
+                self._console.append((seq, line))
             if self._loop is not None:
                 self._loop.call_soon_threadsafe(self._fanout, kept)
         return seq
@@ -158,12 +161,13 @@ class Hub:
         with self._lock:
             return self._log[-1].frame(lang or current().code) if self._log else None
 
-    def recent(self, lang: str | None = None) -> list[dict[str, Any]]:
-        """The last message lines in `lang` (the language in use if None), oldest first, with
-        the update number of each."""
+    def recent(self, lang: str | None = None, *, console: bool = False) -> list[dict[str, Any]]:
+        """The last message lines (the table log's; `console`: the box console's) in `lang`
+        (the language in use if None), oldest first, with the update number of each."""
         said = language(lang or current().code)
         with self._lock:
-            return [{"seq": seq, "line": say_in(said, line)} for seq, line in self._recent]
+            kept = list(self._console if console else self._recent)
+        return [{"seq": seq, "line": say_in(said, line)} for seq, line in kept]
 
     def subscribe(self, since: int | None, lang: str | None = None) -> Subscriber:
         """A new subscriber (on the loop) reading `lang` (the language in use if None), its

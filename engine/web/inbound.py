@@ -22,8 +22,8 @@ from itertools import accumulate
 from typing import Any
 from urllib.parse import parse_qsl
 
+from common.commandline import MAX_DIGITS, digits
 from engine.web.table_service import BOX_CONTROLS
-from firmware.commandline import MAX_DIGITS, digits
 from wire.protocol import UNPAIRED, RepeatedName, no_repeats, unpaired_surrogate
 
 __all__ = [
@@ -49,11 +49,20 @@ MAX_QUERY = 256  # bytes of a URL's query: the page's longest is ~60
 
 # Requests a page may send: their fields and the type of each.
 FIELDS: dict[str, dict[str, type]] = {
-    "act": {"line": str},
+    "act": {"command": dict, "line": str},
     "box": {"op": str, "params": dict},
     "ping": {},
+    "claim": {"seat": int},  # "I am Bo": a seat number, or null to release the claim
+    "new": {},  # the referee's New game (the last game's results kept in the history file)
 }
-REQUIRED: dict[str, tuple[str, ...]] = {"act": ("line",), "box": ("op",), "ping": ()}
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "act": (),  # a `command` or a `line`: one of them (check_request)
+    "box": ("op",),
+    "ping": (),
+    "claim": ("seat",),
+    "new": (),
+}
+NULLABLE = frozenset({("claim", "seat")})  # fields that may be null
 MAX_PARAMS = 16
 MAX_ID = 40  # characters of a request's `id`
 
@@ -179,9 +188,9 @@ def kind_of(value: object) -> str:
     """What a JSON value is, in words (for a refusal)."""
     if value is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
-        type(value), {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-    )
+    simple: dict[type, str] = {bool: "a boolean", int: "a number", float: "a number"}
+    simple |= {str: "a string", list: "a list", dict: "an object"}
+    return simple.get(type(value), type(value).__name__)
 
 
 def valid_id(ident: object) -> bool:
@@ -207,18 +216,23 @@ def check_request(kind: object, data: dict[str, Any]) -> str | None:
     for key in REQUIRED[kind]:
         if key not in data:
             return f"`{kind}` needs `{key}`"
+    if kind == "act" and ("command" in data) == ("line" in data):
+        return "`act` needs a `command` (or a `line` as typed at `unoattack table`), one of them"
     for key, wanted in allowed.items():
-        if key in data and not isinstance(data[key], wanted):
-            want = {str: "a string", dict: "an object"}[wanted]
+        if key not in data or (data[key] is None and (kind, key) in NULLABLE):
+            continue
+        if not isinstance(data[key], wanted) or isinstance(data[key], bool):
+            wants: dict[type, str] = {str: "a string", dict: "an object", int: "a number or null"}
+            want = wants[wanted]
             return f"`{key}` must be {want}, not {kind_of(data[key])}"
     if kind == "box":
         op = data["op"]
         if op not in BOX_CONTROLS:
             return f"unknown box control `{shown(op)}`: allowed are {', '.join(BOX_CONTROLS)}"
         params = data.get("params")
-        if op == "model.set":
+        if op in ("model.set", "settings.set"):
             if not params:
-                return "`model.set` needs `params`: the jam-model values to change"
+                return f"`{op}` needs `params`: the values to change"
             if len(params) > MAX_PARAMS:
                 return f"`params` has {len(params)} keys: at most {MAX_PARAMS}"
         elif params is not None:

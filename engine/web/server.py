@@ -21,8 +21,9 @@ from typing import Any, TextIO
 
 import uvicorn
 
+from common.commandline import say_error
 from engine.errors import InputError, UnoError
-from engine.web.auth import Auth, check_code
+from engine.web.auth import Auth
 from engine.web.connections import (
     BACKLOG,
     HEADER_TIMEOUT_S,
@@ -31,51 +32,15 @@ from engine.web.connections import (
     out_of_files_handler,
 )
 from engine.web.hub import Hub
-from engine.web.serve import DEFAULT_HTTP
+from engine.web.options import DEFAULT_HTTP, check_join_code, parse_http
 from engine.web.table_service import TableService
-from firmware.commandline import digits, say_error
 
-__all__ = ["DEFAULT_HTTP", "WebServer", "check_web_arguments", "parse_http"]
+__all__ = ["WebServer"]
 
 GRACE_S = 3  # for the connections open when the server stops
 WS_MAX_SIZE = 64 * 1024  # frames above this are refused by the WebSocket layer itself (1009)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 SIOCGIFADDR = 0x8915  # Linux ioctl: an interface's IPv4 address
-
-
-def parse_http(text: str) -> tuple[str, int]:
-    """`HOST:PORT`, `[IPv6]:PORT` or `PORT` -> (host, port); InputError (exit 2) otherwise."""
-    usage = "--http HOST:PORT, e.g. 127.0.0.1:8500, 0.0.0.0:8500 (every address) or :8500"
-    raw = text.strip()
-    if digits(raw) is not None:
-        host, port_text = "127.0.0.1", raw
-    elif raw.startswith("["):
-        host, sep, port_text = raw[1:].partition("]:")
-        if not sep:
-            raise InputError(f"--http {text}: {usage}")
-    else:
-        host, sep, port_text = raw.rpartition(":")
-        if not sep:
-            raise InputError(f"--http {text}: {usage}")
-    host = host or "127.0.0.1"
-    port = digits(port_text)
-    if port is None or not 0 <= port <= 65535:
-        raise InputError(f"--http {text}: port `{port_text}` is not 0 to 65535; {usage}")
-    if any(c.isspace() for c in host):
-        raise InputError(f"--http {text}: {usage}")
-    return host, port
-
-
-def check_web_arguments(args: Any) -> None:
-    """`--http` and `--code` (`add_web_arguments`), checked before anything starts:
-    InputError (exit 2) naming the problem."""
-    parse_http(args.http)
-    _check_code(args.code)
-
-
-def _check_code(code: str | None) -> None:
-    if code is not None and (problem := check_code(code)) is not None:
-        raise InputError("--code: " + problem)
 
 
 def _bind(host: str, port: int, *, nodelay: bool = True) -> socket.socket:
@@ -133,6 +98,17 @@ def _host_names(host: str) -> list[str]:
     return names
 
 
+def _loopback(host: str) -> bool:
+    """True for an address only this machine can reach (127.x, ::1, localhost)."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a host name: whoever can resolve it
+
+
 def _display_host(host: str) -> str:
     if host in ("0.0.0.0", "::", ""):
         outside = [a for a in _interface_addresses() if not ipaddress.ip_address(a).is_loopback]
@@ -168,7 +144,7 @@ class WebServer:
         header_timeout: float = HEADER_TIMEOUT_S,
         nodelay: bool = True,
     ) -> None:
-        _check_code(code)
+        check_join_code(code)
         host, port = parse_http(http)
         self.hub = Hub()
         self.auth = Auth(code)
@@ -178,6 +154,8 @@ class WebServer:
         self.port = int(self.sock.getsockname()[1])
         self.host = host
         self.url = f"http://{_display_host(host)}:{self.port}/"
+        # The address a phone on the LAN can open, or None: this machine only (loopback).
+        self.lan_url = None if _loopback(_display_host(host)) else self.url
         names = [*_host_names(host), *(h.lower() for h in allow_hosts)]
         self.allowed_hosts = tuple(dict.fromkeys(names))
         self.stop = threading.Event()
@@ -203,6 +181,7 @@ class WebServer:
             self.hub,
             self.auth,
             allowed_hosts=self.allowed_hosts,
+            lan_url=self.lan_url,
             on_startup=self._start_workers,
             on_shutdown=self._stop_workers,
         )
@@ -211,19 +190,34 @@ class WebServer:
         """Release the socket (when `run` never ran)."""
         self.sock.close()
 
-    def banner(self, out: TextIO, prog: str = "unoattack serve", *, saved: bool = True) -> None:
-        """The URL, the join code and a QR code of the URL (`saved`: the game has a state
-        file)."""
+    def banner(
+        self,
+        out: TextIO,
+        prog: str = "unoattack serve",
+        *,
+        saved: bool = True,
+        joinable: bool = True,
+    ) -> None:
+        """The URL, the join code (`joinable`: someone may join; not for `demo --web`, whose
+        page is watch-only) and a QR code of the URL when a phone can reach it (`saved`: the
+        game has a state file)."""
         print(f"{prog}: the table at {self.url}", file=out)
-        if self.host in ("127.0.0.1", "localhost", "::1"):
-            print("  (this machine only; --http 0.0.0.0:PORT lets phones on the LAN in)", file=out)
-        print(f"  join code: {self.auth.code}  (watchers need none; players enter it)", file=out)
-        try:
-            import segno
+        if self.lan_url is None:
+            print(
+                f"  (this machine only: phones cannot open it; --http 0.0.0.0:{self.port} lets "
+                "phones on the LAN in)",
+                file=out,
+            )
+        if joinable:
+            code = self.auth.code
+            print(f"  join code: {code}  (watchers need none; players enter it)", file=out)
+        if self.lan_url is not None:
+            try:
+                import segno
 
-            segno.make(self.url, error="m").terminal(out=out, compact=True, border=1)
-        except UnicodeEncodeError:
-            print("  (the QR code needs a UTF-8 terminal)", file=out)
+                segno.make(self.lan_url, error="m").terminal(out=out, compact=True, border=1)
+            except UnicodeEncodeError:
+                print("  (the QR code needs a UTF-8 terminal)", file=out)
         kept = "; the game is saved after every action" if saved else ""
         print(f"  Ctrl-C stops the server{kept}", file=out)
         out.flush()

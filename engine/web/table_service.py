@@ -2,12 +2,13 @@
 
 Everything the web layer knows about the referee is in this module, so that porting the web app
 to another referee means changing this file only. It uses the session's public API
-(engine/table.py, docs/web.md#code):
+(engine/table/session.py, docs/web.md#code):
 
-- **actions** are the command lines `unoattack table` accepts (docs/table.md), fed to
-  `TableSession.handle_line`; a refusal is the session's own one-line `! reason`, and a line the
-  referee needs more for (a wild's colour, a WAA's target, a DA's count) is its own `question()`,
-  with the answers it accepts;
+- **actions** are the table's typed commands (engine/table/commands.py): the page sends them as
+  JSON data (`commands.from_data`), a script may send a line as typed at `unoattack table`
+  (`commands.parse`); both go to `TableSession.act`. A refusal is the session's own one-line
+  reason, and a command the referee needs more for (a wild's colour, a WAA's target, a DA's
+  count) is its own question, with the answers it accepts, each as the whole command to send;
 - **the state** is `TableSession.view()`, the very data `unoattack table --json` prints;
 - **box events** go to `TableSession.apply_event` and `settle`, as `unoattack table` feeds
   them, with the update published in between: the page hears of a press before the button is
@@ -18,55 +19,49 @@ The table's state file is the session's own, so `table` and `serve` resume each 
 
 from __future__ import annotations
 
-import argparse
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from engine.boxport import BoxPort
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
-from engine.referee import Referee
-from engine.table import (
-    MAX_FIRED,
-    MAX_LINE,
-    StateFile,
-    TableSession,
-    add_game_arguments,
-    build_session,
-    line_problem,
-)
+from engine.game_history import keep_game
+from engine.outcomes import Outcome as Told
+from engine.table import commands, questions
+from engine.table.boxsync import MAX_FIRED
+from engine.table.commands import MAX_LINE, QUERIES, TERMINAL_ONLY, Command, line_problem
+from engine.table.options import GameOptions
+from engine.table.referee import Referee
+from engine.table.session import TableSession, build_session, next_game
+from engine.table.state_file import StateFile
+from engine.table.view import summary
 from engine.web.box_panel import BoxPanel
 from engine.words import colour_name
-from i18n import N_, _, lines_of, message_of
+from i18n import _, lines_of, message_of
+from wire.text import describe, news
 
 __all__ = [
     "BOX_CONTROLS",
     "MAX_LINE",
-    "Outcome",
+    "Answer",
     "TableService",
     "check_line",
     "demo_table",
-    "game_args",
     "open_table",
 ]
 
-# The box panel's controls, and the wire op (wire/ops.py) each one is.
+# The box panel's controls, and the wire op (wire/ops.py) each one is, with its arguments.
 BOX_CONTROLS = {
     "reset": "reset",
     "status": "status",
     "model": "model.get",
     "model.set": "model.set",
+    "fire": "dispense",  # the dashboard's test fire: `dispense 1`
+    "settings": "settings.get",
+    "settings.set": "settings.set",
 }
-# Lines that only make sense at the terminal prompt.
-TERMINAL_ONLY = {
-    "quit": N_(
-        "`quit` is for the terminal: the web game keeps running and is saved after every action"
-    ),
-}
-# Commands that only print, for whoever asked: no update for the other pages.
-QUERIES = frozenset({"status", "scores", "help"})
 # The picker group of the words that answer each kind of question.
 ANSWER_GROUPS = {
     "colour": "colour",
@@ -88,8 +83,7 @@ def check_line(line: object) -> str | None:
         return problem
     if not line.strip():
         return _("empty line: type a card or a command (`help` lists them)")
-    head = line.split()[0].lower()
-    return _(TERMINAL_ONLY[head]) if head in TERMINAL_ONLY else None
+    return None
 
 
 def _kind(value: object) -> str:
@@ -97,26 +91,28 @@ def _kind(value: object) -> str:
 
 
 @dataclass
-class Outcome:
-    """What became of one action.
+class Answer:
+    """What became of one command.
 
     `ok`: applied. `error`: the one-line reason it was refused (nothing changed). `ask`: the
-    referee needs more (its own question); `line` is the partial line to complete and `choices`
-    the words that answer it, grouped (`colour`, `player`, `number` or `answer`), as the
-    referee offers them. `messages`: what the referee said.
+    referee needs more (its own question); `command` is the command so far (as data),
+    `choices` the words that answer it, grouped (`colour`, `player`, `number` or `answer`), as
+    the referee offers them, and `answers` the whole command to send for each word.
+    `messages`: what the referee said.
     """
 
     ok: bool
     messages: list[str] = field(default_factory=list)
     error: str | None = None
     ask: str | None = None
-    line: str | None = None
+    command: dict[str, Any] | None = None
     choices: dict[str, list[str]] | None = None
+    answers: dict[str, dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for a reply; absent fields left out."""
         out: dict[str, Any] = {"ok": self.ok, "messages": list(self.messages)}
-        for key in ("error", "ask", "line", "choices"):
+        for key in ("error", "ask", "command", "choices", "answers"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -154,7 +150,7 @@ class _Lines:
 
 
 Publisher = Callable[[dict[str, Any]], Any]
-Change = Callable[[Referee], list[str]]
+Change = Callable[[Referee], list[Told]]
 
 
 class TableService:
@@ -183,12 +179,14 @@ class TableService:
         # What the session said while it was opened ("resuming the game saved in ...").
         self.startup_messages = said.take() if isinstance(said, _Lines) else []
         self._out = _Lines()
-        session.out = self._out  # type: ignore[assignment]  # what the session says, captured
+        session.out = self._out  # what the session says, captured
         self._lock = threading.RLock()
-        self._changed = threading.Condition(self._lock)
         self.version = 0  # bumped at every published change
         self.publish: Publisher | None = None
-        self.panel = BoxPanel(connected=self.box is not None)
+        # the dashboard warns when one burst could empty the hopper
+        self.panel = BoxPanel(connected=self.box is not None, low_cards=MAX_FIRED)
+        self.claims: list[int] = []  # the seats a phone has claimed ("I am Bo", seats.py)
+        self._console_later: list[str] = []  # box console lines not published yet
         self._status_due = threading.Event()  # the box's status has news: ask for it
         deck = load_deck(session.ref.deck_name)
         self.deck_name = deck.name
@@ -222,74 +220,132 @@ class TableService:
             "watch_only": self.watch_only,
         }
 
-    def wait_change(self, version: int, timeout: float) -> int:
-        """Block until a change after `version` is published (or `timeout`); the new version."""
-        with self._changed:
-            self._changed.wait_for(lambda: self.version != version, timeout)
-            return self.version
-
     # -- acting -----------------------------------------------------------------------------
-    def act(self, line: object) -> Outcome:
-        """Apply one command line, as typed at `unoattack table`."""
-        problem = check_line(line)
-        if problem is None and self.watch_only is not None:
-            problem = self.watch_only
-        if problem is not None:
-            return Outcome(False, error=problem)
-        assert isinstance(line, str)
-        text = line.strip()
+    def command_of(self, request: dict[str, Any]) -> Command | Answer:
+        """The command a request carries: its `command` (the table's command as JSON data,
+        `engine.table.commands.to_data`'s shape) or its `line` (as typed at `unoattack
+        table`); or the refusal of a request that carries none."""
+        try:
+            if "command" in request:
+                return commands.from_data(request["command"], self.session.ref)
+            line = request.get("line")
+            problem = check_line(line)
+            if problem is not None:
+                return Answer(False, error=problem)
+            assert isinstance(line, str)
+            return commands.parse(line.strip(), self.session.ref)
+        except UnoError as exc:
+            return Answer(False, error=message_of(exc))
+
+    def request(self, request: dict[str, Any]) -> Answer:
+        """Apply the command a page's `act` request carries (`command_of`)."""
         with self._lock:
-            session = self.session
+            command = self.command_of(request)
+            return command if isinstance(command, Answer) else self.act(command)
+
+    def act(self, command: Command) -> Answer:
+        """Apply one command, as `unoattack table` applies it."""
+        word = commands.word_of(command)
+        if word in TERMINAL_ONLY:
+            return Answer(False, error=_(TERMINAL_ONLY[word]))
+        if self.watch_only is not None:
+            return Answer(False, error=self.watch_only)
+        with self._lock:
             before = self._fingerprint()
-            session.refusal = None
-            session.handle_line(text)
+            reply = self.session.act(command)
             messages = self._out.take()
-            question = session.question()
-            session.forget_question()  # every page composes whole lines: never a half line
-            error = session.refusal
-            if error is not None:
-                return Outcome(False, messages=[], error=error)
+            if reply.refusal is not None:
+                return Answer(False, error=reply.refusal)
+            question = reply.question
             if question is not None:
                 group = ANSWER_GROUPS[question.kind]
-                return Outcome(
+                answers = {
+                    word: commands.to_data(
+                        questions.answered(question, word, self.session.ref.players)
+                    )
+                    for word in question.answers
+                }
+                return Answer(
                     False,
                     ask=question.text,
-                    line=question.line,
+                    command=commands.to_data(question.command),
                     choices={group: list(question.answers)},
+                    answers=answers,
                 )
-            query = text.split()[0].lower() in QUERIES
-            if not query and (messages or self._fingerprint() != before):
-                self._publish(messages, {"line": text})
-            return Outcome(True, messages=messages)
+            if word not in QUERIES and (messages or self._fingerprint() != before):
+                self._publish(messages, {"command": commands.to_data(command)})
+            return Answer(True, messages=messages)
 
     def apply(self, change: Change, cause: dict[str, Any]) -> list[str]:
         """One change of the referee made by code, not typed (`demo --web`: what the bots did,
         told to the referee), applied as one step of the session (`TableSession.apply`) and
-        published; its messages. UnoError (nothing changed) when the referee refuses it."""
+        published; what the table said of it. UnoError (nothing changed) when the referee
+        refuses it."""
         with self._lock:
-            messages = self.session.apply(change)
+            self.session.apply(change)
             said = self._out.take()
             self._publish(said, cause)
-            return said or messages
+            return said
+
+    def new_game(self) -> Answer:
+        """The page's **New game**: the last game's results added to the history file beside
+        the state file (engine/game_history.py; a game with no round scored has none), then a
+        new game of the same players, deck, mode, target and rule options in the state file,
+        the button in step with it (`session.next_game`). Refused while a dispense is under
+        way (its cards would count for nobody), for a page that only watches, and when the
+        history or the state file cannot be written (then nothing has changed)."""
+        if self.watch_only is not None:
+            return Answer(False, error=self.watch_only)
+        with self._lock:
+            old = self.session
+            if old.boxsync.dispensing is not None:
+                return Answer(
+                    False, error=_("a dispense is under way: a new game once the box reports it")
+                )
+            try:
+                kept = keep_game(old.state_path, summary(old.ref))
+                self.session = next_game(old, self._out)  # type: ignore[arg-type]  # captured
+            except OSError as exc:  # the history: nothing written
+                return Answer(False, error=exc.strerror or str(exc))
+            except UnoError as exc:  # the state file: the old game goes on
+                return Answer(False, error=message_of(exc))
+            messages = [kept] if kept else []
+            messages.append(_("new game: {players}").format(players=", ".join(old.ref.players)))
+            messages += self._out.take()
+            self._publish(messages, {"new_game": True})
+            return Answer(True, messages=messages)
 
     # -- the box ----------------------------------------------------------------------------
     def handle_event(self, event: dict[str, Any]) -> None:
         """One event from the box, applied as `unoattack table` applies it. The update goes
-        out as soon as the game has changed; the button's lock and the save come after it."""
+        out as soon as the game has changed; the button's lock and the save come after it.
+        The event's line (as `unoattack watch` prints it) goes to the box console (with the
+        next update when the event changes nothing else); so does what the referee says of the
+        button's lock, which the strip shows anyway."""
         with self._lock:
             session = self.session
             before = self._fingerprint()
             presses = list(session.ref.presses)
-            last = dict(session.last_event)
+            last = dict(session.boxsync.last_event)
             session.apply_event(event)
-            if session.last_event == last:
+            if session.boxsync.last_event == last:
                 return  # an event the game had applied already (a replay): nothing to show
             ref = session.ref
             # The seat a fire counted for: the one whose press tally went up (none if refused).
             seat = next((s for s, n in enumerate(ref.presses) if n > presses[s]), None)
             self.panel.on_event(event, None if seat is None else ref.name(seat))
             cause = {"event": event.get("seq"), "kind": event.get("kind")}
-            self._publish_if_changed(before, cause)
+            said = self._out.take()
+            console = [describe(event)]
+            if _chatter(event):
+                console, said = console + said, []
+            if said or self._fingerprint() != before:
+                self._publish(said, cause, console)
+            else:
+                # News for the console only (a press before its burst): it goes with the next
+                # update, or alone once the box is quiet (`pump`), so that the burst's own
+                # updates, which every page waits for, are not queued behind it.
+                self._console_later += console
             before = self._fingerprint()
             session.settle()  # the state file, then the button's lock or aim
             self._publish_if_changed(before, {**cause, "settled": True})
@@ -298,16 +354,18 @@ class TableService:
 
     def show_box_event(self, event: dict[str, Any], seat: str | None = None) -> None:
         """An event of a box the session does not drive (`demo --web`: the bots' launcher),
-        for the panel only; `seat` is the player a fire was for."""
+        for the panel and its console only; `seat` is the player a fire was for."""
         with self._lock:
             before = self._fingerprint()
             self.panel.on_event(event, seat)
-            self._publish_if_changed(before, {"event": event.get("seq"), "kind": event.get("kind")})
+            cause = {"event": event.get("seq"), "kind": event.get("kind")}
+            self._publish_if_changed(before, cause, console=[describe(event)])
         if _status_worth_asking(event):
             self._status_due.set()
 
-    def refresh_box(self) -> None:
-        """Ask the box for its status (hopper, dry streak, state) and show it."""
+    def refresh_box(self, since: dict[str, Any] | None = None) -> None:
+        """Ask the box for its status (hopper, dry streak, state, uptime) and show it: one
+        update if the panel is not what it was (`since`: as it was then; default: now)."""
         if self.box is None:
             return
         try:
@@ -316,48 +374,69 @@ class TableService:
             status = None
             problem = message_of(exc)
         with self._lock:
-            before = self.panel.snapshot()
+            before = since if since is not None else self.panel.snapshot()
+            messages: list[str] = []
             if status is not None:
                 self.panel.on_status(status)
-                messages = []
             else:
                 messages = [_("box: no status: {problem}").format(problem=problem)]
             if messages or self.panel.snapshot() != before:
-                self._publish(messages, {"box": "status"})
+                self._publish([], {"box": "status"}, messages)
 
-    def box_op(self, op: str, params: dict[str, Any] | None = None) -> Outcome:
+    def box_op(
+        self, op: str, params: dict[str, Any] | None = None, *, refresh: bool = True
+    ) -> Answer:
         """A box-panel control that is not a table command (`BOX_CONTROLS`): `reset` (leave
-        a latched fault), `status`, `model` (read the jam model) or `model.set` with `params`.
-        Each is its wire op, sent through the client, which checks the arguments against the
-        op table (wire/ops.py) before anything goes out; the box checks every value against
-        its own ranges (the config's safety limits cannot be changed)."""
+        a latched fault), `status`, `model` (read the jam model), `model.set` with `params`,
+        `fire` (the test fire: `dispense 1`), `settings` (read the box's switches) and
+        `settings.set` with `params` (`{"sound.enabled": false}`). Each is its wire op, sent
+        through the client, which checks the arguments against the op table (wire/ops.py)
+        before anything goes out; the box checks every value against its own ranges and its
+        config (no limit can be changed, and a test fire is a dispense within them). Then the
+        box's status is asked for (unless not `refresh`), and one update shows it all."""
         box = self.box
         if box is None:
-            return Outcome(False, error=_("no box connected (started with --port none)"))
-        if self.watch_only is not None and op not in ("status", "model"):
-            return Outcome(False, error=self.watch_only)
+            return Answer(False, error=_("no box connected (started with --port none)"))
+        if self.watch_only is not None and op not in ("status", "model", "settings"):
+            return Answer(False, error=self.watch_only)
         wire_op = BOX_CONTROLS.get(op)
         if wire_op is None:
-            return Outcome(False, error=_("unknown box control `{op}`").format(op=op))
-        args = {"params": dict(params or {})} if wire_op == "model.set" else {}
+            return Answer(False, error=_("unknown box control `{op}`").format(op=op))
+        before = self.panel.snapshot()
+        args: dict[str, Any] = {}
+        if wire_op == "model.set":
+            args = {"params": dict(params or {})}
+        elif wire_op == "settings.set":
+            args = {"settings": dict(params or {})}
+        elif wire_op == "dispense":
+            args = {"count": 1}
         try:
             # `status`: refresh_box below asks for it
             reply = box.command(wire_op, **args) if wire_op != "status" else {}
         except UnoError as exc:
-            return Outcome(False, error=_("box: {problem}").format(problem=message_of(exc)))
-        messages = []
+            return Answer(False, error=_("box: {problem}").format(problem=message_of(exc)))
+        messages: list[str] = []
         if op == "reset":
             messages = [_("box reset: {state}").format(state=reply.get("state", "done"))]
         elif op in ("model", "model.set"):
             self.panel.on_model(dict(reply.get("params") or {}))
+        elif op in ("settings", "settings.set"):
+            self.panel.on_settings(reply)
         if op == "model.set":
             changed = ", ".join(f"{k} {v}" for k, v in args["params"].items())
             messages = [_("box: jam model set: {changed}").format(changed=changed)]
+        elif op == "settings.set":
+            changed = ", ".join(f"{k} {v}" for k, v in args["settings"].items())
+            messages = [_("box: settings set: {changed}").format(changed=changed)]
+        elif op == "fire":
+            messages = [_("box: test fire, press {press}").format(press=reply.get("press_id"))]
         if messages:
             with self._lock:
-                self._publish(messages, {"box": op})
-        self.refresh_box()
-        return Outcome(True, messages=messages)
+                # the box's answers go to its console: they are not moves of the game
+                self._publish([], {"box": op}, messages)
+        if refresh:
+            self.refresh_box(None if messages else before)
+        return Answer(True, messages=messages)
 
     def pump(self, stop: threading.Event) -> None:
         """Feed the box's events in until `stop` (run in a thread, like `unoattack table`'s
@@ -371,6 +450,8 @@ class TableService:
                     self.handle_event(event)
                     if stop.is_set():
                         break
+                self.flush_console()  # the box is quiet (or stopping)
+                box.raise_if_gone()  # a box that can never come back: say so, once
         except Exception as exc:  # the reader must never die silently
             with self._lock:
                 self.panel.lost(str(exc))
@@ -384,18 +465,43 @@ class TableService:
     def ask_status(self, stop: threading.Event) -> None:
         """Ask the box for its status whenever an event brought news (run in a thread of its
         own, so the next event never waits for that answer), and once at the start with the
-        jam model's parameters."""
+        jam model's parameters and the box's switches; and follow the link (connected or
+        reconnecting), which the dashboard shows."""
         if self.box is None:
             return
-        self.box_op("model")  # the jam model's parameters for the panel, and the status
+        # The jam model's parameters, the box's switches and its status: one update.
+        before = self.panel.snapshot()
+        self.box_op("model", refresh=False)
+        self.box_op("settings", refresh=False)
+        self.refresh_box(before)
+        linked = True
         while True:
             while not self._status_due.wait(0.2):
                 if stop.is_set():
                     return
+                linked = self._follow_link(linked)
             if stop.is_set():
                 return
             self._status_due.clear()  # asks made while this one is under way: the next one
             self.refresh_box()
+
+    def _follow_link(self, was: bool) -> bool:
+        """Publish a change of the link to the box (the client reopens a port that went away
+        by itself); the link's state now. Back again: the box's status and switches anew."""
+        now = bool(getattr(self.box, "connected", True))
+        if now != was and self.panel.snapshot()["link"] != "lost":
+            with self._lock:
+                self.panel.on_link("connected" if now else "reconnecting")
+                self._publish([], {"box": "link"})
+            if now:
+                self.box_op("settings")
+        return now
+
+    def flush_console(self) -> None:
+        """Publish the box console's lines that wait for an update (`handle_event`), if any."""
+        with self._lock:
+            if self._console_later:
+                self._publish([], {"console": True})
 
     def announce(self, messages: list[str], cause: dict[str, Any]) -> None:
         """Publish the current state with `messages` (the server's start, a worker's end)."""
@@ -406,23 +512,52 @@ class TableService:
     def _fingerprint(self) -> tuple[Any, ...]:
         return self.session.view(), self.panel.snapshot()
 
-    def _publish_if_changed(self, before: tuple[Any, ...], cause: dict[str, Any]) -> None:
-        messages = self._out.take()
-        if messages or self._fingerprint() != before:
-            self._publish(messages, cause)
+    def _publish_if_changed(
+        self,
+        before: tuple[Any, ...],
+        cause: dict[str, Any],
+        messages: list[str] | None = None,
+        console: list[str] | None = None,
+    ) -> None:
+        """Publish when anything was said or changed; `messages` (default: what the session
+        said since) go to the table's log, `console` to the box's."""
+        if messages is None:
+            messages = self._out.take()
+        if messages or console or self._fingerprint() != before:
+            self._publish(messages, cause, console)
 
-    def _publish(self, messages: list[str], cause: dict[str, Any]) -> None:
-        """Hand one update to the server (lock held: updates go out in the order of changes)."""
+    def _publish(
+        self, messages: list[str], cause: dict[str, Any], console: list[str] | None = None
+    ) -> None:
+        """Hand one update to the server (lock held: updates go out in the order of changes):
+        the table log's new lines (`messages`), the box console's (`console`), the whole state
+        and the box panel, and the seats phones have claimed."""
         self.version += 1
-        self._changed.notify_all()
+        console = self._console_later + list(console or ())
+        self._console_later = []
         if self.publish is not None:
             update = {
                 "messages": list(messages),
+                "console": console,
                 "view": self.session.view(),
                 "box": self.panel.snapshot(),
+                "claims": list(self.claims),
                 "cause": cause,
             }
             self.publish(update)
+
+    def set_claims(self, seats: list[int]) -> None:
+        """The seats phones claim now ("I am Bo"): published to every page when they change."""
+        with self._lock:
+            if seats != self.claims:
+                self.claims = list(seats)
+                self._publish([], {"claims": True})
+
+
+def _chatter(event: dict[str, Any]) -> bool:
+    """A box event whose words belong in the box's console, not the table's log: a state
+    change that is not a latch (the button locked or live again: the strip shows that)."""
+    return event.get("kind") == "state" and news(event) is None
 
 
 def _status_worth_asking(event: dict[str, Any]) -> bool:
@@ -438,34 +573,20 @@ def _status_worth_asking(event: dict[str, Any]) -> bool:
 # Opening a table: the same session (and state file) as `unoattack table`
 
 
-def game_args(**options: Any) -> argparse.Namespace:
-    """The game options of `unoattack table` (`add_game_arguments`: players, deck, mode,
-    target, option, state, new) with their defaults, as a namespace; keyword values override
-    them (for callers that are not a command line)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    add_game_arguments(parser)
-    args = parser.parse_args(["--players", str(options.pop("players"))])
-    for key, value in options.items():
-        if not hasattr(args, key):
-            raise TypeError(f"game_args: unknown option {key!r}")
-        setattr(args, key, Path(value) if key == "state" else value)
-    return args
-
-
 def open_table(
-    args: argparse.Namespace, box: Any | None = None, saved: StateFile | None = None
+    options: GameOptions, box: BoxPort | None = None, saved: StateFile | None = None
 ) -> TableSession:
     """The session `unoattack table` would run with these game options: resumed from the
-    state file when it holds a game (unless `--new`), else a new game; started (the button in
-    step, the file written). `box` is a connected `BoxClient` or None; `saved` the game
-    `check_game` read, if any. Its words name the state file by its name alone: pages are
-    not told the server's paths."""
+    state file when it holds a game (unless `new`), else a new game; started (the button in
+    step, the file written). `box` is a connected box or None; `saved` the game
+    `GameOptions.check` read, if any. Its words name the state file by its name alone: pages
+    are not told the server's paths."""
     session = build_session(
-        args,
+        options,
         box,
         _Lines(),  # type: ignore[arg-type]
         saved=saved,
-        state_label=Path(args.state).name,
+        state_label=options.state.name,
     )
     session.start()
     return session

@@ -60,9 +60,7 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "players": N_("players"),
     "player": N_("player"),
     "hand": N_("hand"),
-    "hand_tip": N_("cards in hand"),
     "fired": N_("fired"),
-    "fired_tip": N_("cards the box fired at them (presses)"),
     "score": N_("score"),
     "by_tapping": N_("referee by tapping"),
     "enter_hand": N_("Enter hand"),
@@ -115,16 +113,26 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
         N_("{card}: {points} points, {copies} in the deck"), "card", "points", "copies"
     ),
     "remove": N_("remove"),
-    "round": Fill(
-        N_("round {round} · {phase} · {mode} to {target}"), "round", "phase", "mode", "target"
-    ),
+    "round": Fill(N_("round {round} · {phase} · {mode}"), "round", "phase", "mode"),
     "deck_rules": Fill(N_("{deck} deck · {rules} rules"), "deck", "rules"),
+    # the header's phase and scoring mode (the referee's `phase` and `mode`)
+    "phase_deal": N_("dealing"),
+    "phase_play": N_("playing"),
+    "phase_score": N_("scoring"),
+    "phase_over": N_("game over"),
+    "mode_target": Fill(N_("first to {target} points"), "target"),
+    "mode_lowest": Fill(N_("lowest score when one reaches {target}"), "target"),
+    "mode_elimination": Fill(N_("out at {target} points, the last one left wins"), "target"),
+    "mode_teams": Fill(N_("teams, to {target} points"), "target"),
+    "mode_knockout": Fill(N_("knockout: the last one left loses"), "target"),
+    "mode_chips": Fill(N_("chips: a stake of {target}"), "target"),
+    "mode_losing": Fill(N_("most points at {target} loses"), "target"),
     "colour": Fill(N_("colour {name}"), "name"),
     "to_play": Fill(N_("{who} to play"), "who"),
     "plays_next": Fill(N_("{who} plays next"), "who"),
     "deals_now": Fill(N_("{who} deals"), "who"),
-    "left": N_("↻ play goes left (clockwise)"),
-    "right": N_("↺ play goes right (counter-clockwise)"),
+    "clockwise": N_("↻ clockwise"),
+    "counter_clockwise": N_("↺ counter-clockwise"),
     "order": Script(
         "(names) => fill(S.order, {names: names.join(' → ')})", order=N_("order: {names}")
     ),
@@ -171,7 +179,6 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
         burst=N_("press {press}{seat}: {got}{reason}"),
     ),
     # the actions
-    "tap_turned_up": N_("Tap the card turned up:"),
     "press_for": Fill(N_("Press for {who}"), "who"),
     "dry": N_("dry"),
     "fired_n": Fill(N_("fired {n}"), "n"),
@@ -184,6 +191,112 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "challenge_not": N_("Challenge: not legal"),
     "undo": N_("Undo"),
     "cards_left": Fill(N_("Cards left in {who}'s hand ({n}): tap them"), "who", "n"),
+    # what happens next, in words (read from the referee's state)
+    "ins_deal": Fill(N_("{who} deals: tap the card turned up"), "who"),
+    "ins_score": Script(
+        "(who, n) => fill(S.ins_score, {who, cards: count('card', n)})",
+        ins_score=N_("Round over: tap the cards left in {who}'s hand ({cards})"),
+    ),
+    "ins_over": Fill(N_("Game over: {who} wins!"), "who"),
+    "game_over": N_("Game over"),
+    "ins_dispense": Fill(N_("The box deals {who}'s cards"), "who"),
+    "ins_dealt": Fill(N_("{who} draws: tap how many cards were dealt"), "who"),
+    "ins_tap_fired": Fill(N_("{who} presses the box: tap what it fired"), "who"),
+    "ins_press": Fill(N_("{who}: press the big button"), "who"),
+    "ins_wait_box": Fill(N_("{who} must hit: waiting for the box"), "who"),
+    "ins_challenge": Fill(N_("{who} may challenge the Wild Draw Four"), "who"),
+    "ins_bonus": Fill(N_("{who} may play one more card, or pass"), "who"),
+    "ins_play_taken": Fill(N_("{who} may play a card that just came, or pass"), "who"),
+    "ins_play": Fill(N_("{who}'s turn on {card}: tap the card played"), "who", "card"),
+    "fired_legend": N_(
+        "Fired: the cards the box fired at each player this round; in brackets, the presses "
+        "it took."
+    ),
+    # the answer to a tap and the box's result (toasts)
+    "toast_fired": Script(
+        "(who, n) => fill(S.toast_fired, {who, cards: count('card', n)})",
+        toast_fired=N_("{who}: {cards}!"),
+    ),
+    "toast_dry": Fill(N_("{who}: dry, nothing fired"), "who"),
+    "toast_fired_nobody": Script(
+        "(n) => fill(S.toast_fired_nobody, {cards: count('card', n)})",
+        toast_fired_nobody=N_("The box fired {cards}: nobody owed a hit"),
+    ),
+    # light or dark
+    "theme": N_("light or dark"),
+    "theme_is": Fill(N_("colours: {theme} (tap to change)"), "theme"),
+    "theme_auto": N_("as the phone"),
+    "theme_dark": N_("dark"),
+    "theme_light": N_("light"),
+    # "I am Bo": this phone's player
+    "me_section": N_("this phone's player"),
+    "i_am": N_("I am"),
+    "nobody_claimed": N_("(only refereeing)"),
+    "alerts": N_("buzz and beep when it is my go"),
+    "badge_me": N_("this phone"),
+    "badge_phone": N_("on a phone"),
+    "me_turn": N_("Your turn!"),
+    "me_press": N_("Press the button!"),
+    "me_tally": Script(
+        "(who, hand, fired, presses, score) => fill(S.me_tally, {who, hand: count('card', hand),"
+        " fired: count('card', fired), presses: count('press', presses),"
+        " score: count('point', score)})",
+        me_tally=N_("{who}: {hand} in hand · fired {fired} in {presses} · {score}"),
+    ),
+    # history
+    "history": N_("Rounds"),
+    "download_csv": N_("Download (CSV)"),
+    "new_game": N_("New game"),
+    "new_game_confirm": N_(
+        "Start a new game with the same players? This game's results are kept in the history file."
+    ),
+    # the box dashboard
+    "fact_name": N_("name"),
+    "fact_firmware": N_("firmware"),
+    "fact_uptime": N_("running for"),
+    "uptime": Fill(N_("{hours} h {minutes} min"), "hours", "minutes"),
+    "hopper_of": Fill(N_("{n} of {full} cards"), "n", "full"),
+    "hopper_low": Script(
+        "(n) => fill(S.hopper_low, {cards: count('card', n)})",
+        hopper_low=N_("Only {cards} left: load the launcher soon"),
+    ),
+    "box_state": Script(
+        "(state) => S['state_' + state] || state",
+        state_booting=N_("starting"),
+        state_idle=N_("ready"),
+        state_locked=N_("locked"),
+        state_spinup=N_("spinning up"),
+        state_ejecting=N_("firing"),
+        state_cooldown=N_("cooling down"),
+        state_jammed=N_("jammed"),
+        state_empty=N_("empty"),
+        state_fault=N_("fault"),
+        state_stopping=N_("stopping"),
+    ),
+    "link_connected": N_("linked"),
+    "link_reconnecting": N_("reconnecting"),
+    "link_lost": N_("link lost"),
+    "reconnect": N_("Reconnect"),
+    "test_fire": N_("Test fire"),
+    "test_fire_tip": N_("the box fires one card (dispense 1): put it back into the launcher"),
+    "switch_sound": N_("sound"),
+    "switch_light": N_("light"),
+    "switch_patterns": N_("burst patterns"),
+    "jam_history": N_("Jams"),
+    "no_jams": N_("no jams so far"),
+    "jam_entry": Fill(
+        N_("press {press}, after {at} (unjam retries: {retries})"), "press", "retries", "at"
+    ),
+    "console": N_("Box events"),
+    # letting others in
+    "share": N_("Let others in"),
+    "share_help": N_("Scan this code with a phone on the same Wi-Fi, or send the link:"),
+    "share_local": N_(
+        "This server listens on this machine only: start it with --http 0.0.0.0:8500 to let "
+        "phones in."
+    ),
+    "share_link": N_("Share the link"),
+    "link_copied": N_("Link copied"),
 }
 
 _RUNTIME = """

@@ -6,14 +6,15 @@ import re
 
 import pytest
 
+from common.boxconfig import default_path
 from engine.box import BoxLauncher
-from engine.demo import MockBox, default_config_path, demo_config
+from engine.mockbox import MockBox, demo_config
 from wire.client import BoxClient, BoxError
 
 
 @pytest.fixture
 def launcher():
-    text = demo_config(default_config_path().read_text(), speed=20, players=3, seed=1)
+    text = demo_config(default_path().read_text(), speed=20, players=3, seed=1)
     text = re.sub(r'(?m)^mode = "hazard"', 'mode = "pattern"', text)
     text = re.sub(r"(?m)^pattern = \[.*?\]", "pattern = [3, 0]", text)
     with MockBox(text) as box:

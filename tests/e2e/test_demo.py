@@ -17,7 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from engine.demo import MockBox, color_wanted, demo_config
+from engine.demo import color_wanted
+from engine.mockbox import MockBox, demo_config
 from tests.ctrl_c import interrupt
 from tests.wait import wait_until
 
@@ -25,6 +26,18 @@ ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 PRESS = re.compile(r"press (\d+) -> (dry|(\d+) cards?)( \+(\d+) slipped out)?")
 CONSERVATION = re.compile(r"conservation: launcher pile (\d+) = box hopper (\d+)")
+# docs/demo.md's transcript: the command, and its output with `...` where the middle is cut
+DEMO_DOC = ROOT / "docs" / "demo.md"
+TRANSCRIPT = re.compile(r"Real output of `unoattack (demo [^`]*)`[^`]*?:\n\n```\n(.*?)\n```", re.S)
+SUMMARY = re.compile(r"The last line is the summary as JSON:\n\n```\n(.*?)\n```", re.S)
+# What the seed does not fix: the pty's name, the time taken, the box's pid, and the box's
+# state changes between two presses (how far a burst's cooldown got is the machine's pace).
+UNSTEADY = [
+    (re.compile(r"/dev/pts/\d+"), "/dev/pts/N"),
+    (re.compile(r"\d+\.\d s;"), "T s;"),
+    (re.compile(r'"(box_pid|elapsed_s)":[\d.]+'), r'"\1":N'),
+    (re.compile(r"  box [a-z>]+$"), ""),
+]
 
 
 class PtyRun:
@@ -88,6 +101,50 @@ def demo_args(*extra: str) -> list[str]:
     return [sys.executable, "-m", "engine.cli", "demo", *extra]
 
 
+def steady(line: str) -> str:
+    """A transcript line without what the seed does not fix (`UNSTEADY`)."""
+    for pattern, instead in UNSTEADY:
+        line = pattern.sub(instead, line)
+    return line
+
+
+def documented_demo() -> tuple[list[str], list[list[str]], str]:
+    """docs/demo.md's demo: its arguments, its transcript in pieces (cut at `...`), and the
+    JSON summary it shows."""
+    text = DEMO_DOC.read_text(encoding="utf-8")
+    found, summary = TRANSCRIPT.search(text), SUMMARY.search(text)
+    assert found and summary, "docs/demo.md: no `Real output of ...` or JSON summary block"
+    pieces: list[list[str]] = [[]]
+    for line in found.group(2).splitlines():
+        if line == "...":
+            pieces.append([])
+        else:
+            pieces[-1].append(steady(line))
+    return found.group(1).split()[1:], pieces, steady(summary.group(1))
+
+
+def check_documented(out: str) -> None:
+    """docs/demo.md shows the real output: each piece of its transcript, in order, the first
+    at the start, the last just before the summary, which is the last line."""
+    _args, pieces, summary = documented_demo()
+    lines = [steady(line) for line in out.strip().splitlines()]
+    assert lines[-1] == summary, f"docs/demo.md's summary is stale; the real one:\n{lines[-1]}"
+    lines = lines[:-1]
+    at = 0
+    for i, piece in enumerate(pieces):
+        if i == 0:
+            where = 0 if lines[: len(piece)] == piece else -1
+        elif i == len(pieces) - 1:
+            where = len(lines) - len(piece) if lines[len(lines) - len(piece) :] == piece else -1
+        else:
+            where = next(
+                (k for k in range(at, len(lines)) if lines[k : k + len(piece)] == piece), -1
+            )
+        real = "\n".join(out.strip().splitlines()[:-1])
+        assert where >= at, f"docs/demo.md's transcript piece {i + 1} is stale; the real:\n{real}"
+        at = where + len(piece)
+
+
 def gone(pid: int) -> bool:
     """True when no process with `pid` exists any more (a zombie counts as still there)."""
     try:
@@ -110,12 +167,14 @@ def wait_gone(pid: int, timeout: float = 10.0) -> bool:
 @pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_a_whole_seeded_game_through_the_box():
-    # A game to 200 points: two rounds, a reload between them (the default target, 500, plays
-    # the same seed over three rounds and twice the presses, proving nothing more).
-    args = ("--players", "2", "--seed", "7", "--speed", "50", "--target", "200", "--json")
+    # A game to 200 points: three rounds, a reload between each two, in some 30 presses (the
+    # default target, 500, plays longer, proving nothing more).
+    args = ["--players", "2", "--seed", "1", "--speed", "50", "--target", "200", "--json"]
+    assert documented_demo()[0] == args  # docs/demo.md shows this very game
     run = PtyRun(demo_args(*args))
     code, out = run.finish(timeout=80)
     assert code == 0, out[-3000:]
+    check_documented(out)
     summary = json.loads(out.strip().splitlines()[-1])
 
     # The game ends with a winner at or above the target.
@@ -296,7 +355,7 @@ def test_a_classic_game_dispenses_every_draw_and_conserves_cards():
     assert summary["hits"] == 0 and summary["dry_presses"] == 0
     draws = PRESS.findall(out)
     assert len(draws) == summary["presses"] == summary["fire_results"] > 0
-    assert re.search(r"draws: press \d+ -> 1 card\b", out)
+    assert re.search(r"(Ann|Bob): press \d+ -> 1 card\b", out)  # a draw, for the drawer
     assert sum(int(n or 0) + int(s or 0) for _, _, n, _, s in draws) == summary["cards_fired"]
     checks = CONSERVATION.findall(out)
     assert len(checks) == summary["rounds"] >= 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -18,8 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.demo import MockBox, default_config_path, demo_config
-from engine.table import Referee, TableSession, build_session, load_state
+from common.boxconfig import default_path
+from engine.mockbox import MockBox, demo_config
+from engine.table.options import GameOptions
+from engine.table.referee import Referee
+from engine.table.session import TableSession, build_session
+from engine.table.state_file import load_state
+from engine.table.view import summary
 from tests.wait import wait_until
 from wire.client import BoxClient
 
@@ -28,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def box_config(pattern: list[int]) -> str:
     """A fast mock box whose presses fire `pattern` (repeated), so outcomes are known."""
-    text = demo_config(default_config_path().read_text(), speed=20, players=3, seed=1)
+    text = demo_config(default_path().read_text(), speed=20, players=3, seed=1)
     text = re.sub(r'(?m)^mode = "hazard"', 'mode = "pattern"', text)
     return re.sub(r"(?m)^pattern = \[.*?\]", f"pattern = {pattern}", text)
 
@@ -83,7 +87,7 @@ class Table:
         self.session = TableSession(
             ref, box=client, state_path=state, out=self.out, last_event=last
         )
-        self.session.sync_box()
+        self.session.boxsync.sync()
 
     @property
     def ref(self) -> Referee:
@@ -166,7 +170,7 @@ def test_a_round_is_scored_from_the_entered_hands(box_factory, client_factory, t
     t = Table(client_factory(box), "Ann,Bob", tmp_path / "t.json")
     t.type("B3")  # two players: Bob starts
     t.type("BDA", "5", "uno")  # asked how many went down: Bob now holds 1 and called UNO
-    assert t.ref.hand[1] == 1 and t.ref.uno == {"seat": 1, "called": True}
+    assert t.ref.hand[1] == 1 and summary(t.ref)["uno"] == {"seat": 1, "called": True}
     t.type("hit")
     t.press(0)  # Ann takes 1: 8 cards
     t.type("B7")
@@ -410,7 +414,7 @@ def test_classic_dispenses_every_draw_with_the_button_locked(box_factory, client
 
     t.type("draw")  # Bob draws: the referee dispenses 1 card for him
     t.pump_until(lambda: t.ref.hand[1] == 8)
-    assert t.ref.may_play_taken() and t.ref.turn == 1 and t.session.dispensing is None
+    assert t.ref.may_play_taken() and t.ref.turn == 1 and t.session.boxsync.dispensing is None
     t.type("pass")
     t.type("RD2")  # Cat: Ann draws 2 at once and is skipped
     t.pump_until(lambda: t.ref.hand[0] == 9)
@@ -425,29 +429,28 @@ def test_classic_dispenses_every_draw_with_the_button_locked(box_factory, client
 
     # The host dies right after sending Ann's draw: the press id is saved, the fire event is
     # not applied yet. A restarted referee waits for the box's replay and never sends again.
+    hopper = int(t.client.status()["hopper"])
     t.type("draw")
     saved = json.loads(state.read_text())
     assert saved["dispensing"]["press_id"] is not None and saved["referee"]["play"]["hand"][0] == 9
     t.client.close()
-    hopper = int(saved["last_event"]["hopper"])
 
     client = BoxClient(box.port, timeout=10.0)
     client.position.stream = saved["last_event"]["stream"]
     client.position.seq = int(saved["last_event"]["seq"])
     client.connect()
     try:
-        args = argparse.Namespace(players="Ann,Bob,Cat", state=state, new=False)
         out = io.StringIO()
-        session = build_session(args, client, out)
+        session = build_session(GameOptions(["Ann", "Bob", "Cat"], state=state), client, out)
         assert "waiting for the box to report the dispense of 1 card for Ann" in out.getvalue()
-        session.sync_box()  # must not dispense again
+        session.boxsync.sync()  # must not dispense again
         wait_until(
             lambda: session.ref.hand[0] == 10,
             60.0,
             what=out.getvalue,
             step=lambda: pump(client, session),
         )
-        assert session.dispensing is None and session.ref.may_play_taken()
+        assert session.boxsync.dispensing is None and session.ref.may_play_taken()
         assert session.ref.turn == 0
         assert client.status()["hopper"] == hopper - 1  # one card, dispensed once
         assert json.loads(state.read_text())["dispensing"] is None
@@ -463,8 +466,8 @@ def _resume(box: MockBox, state: Path) -> tuple[BoxClient, TableSession, io.Stri
     client.position.seq = int(saved["last_event"]["seq"])
     client.connect()
     out = io.StringIO()
-    args = argparse.Namespace(players="Ann,Bob,Cat", state=state, new=False)
-    return client, build_session(args, client, out), out
+    options = GameOptions(["Ann", "Bob", "Cat"], state=state)
+    return client, build_session(options, client, out), out
 
 
 @pytest.mark.timeout(180)
@@ -483,17 +486,17 @@ def test_classic_crash_before_the_press_id_was_saved(box_factory, client_factory
     client, session, out = _resume(box, state)
     try:
         assert "if the launcher never fired them, type `resend`" in out.getvalue()
-        session.sync_box()  # waits: does not send again
+        session.boxsync.sync()  # waits: does not send again
         wait_until(
             lambda: session.ref.hand[1] == 8,
             60.0,
             what=out.getvalue,
             step=lambda: pump(client, session),
         )
-        assert session.dispensing is None and client.status()["hopper"] == hopper - 1
+        assert session.boxsync.dispensing is None and client.status()["hopper"] == hopper - 1
         session.handle_line("pass")
         # Cat draws; the intent is saved, the command never left the host: `resend` sends it.
-        session.dispensing = {"seat": 2, "cards": 1, "press_id": None}
+        session.boxsync.dispensing = {"seat": 2, "cards": 1, "press_id": None}
         session.ref.draw()
         session.handle_line("resend")
         wait_until(

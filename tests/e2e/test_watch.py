@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.demo import MockBox, default_config_path, demo_config
+from common.boxconfig import default_path
+from engine.mockbox import MockBox, demo_config
 from engine.watch import describe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +58,7 @@ def test_a_fire_event_reads_as_one_line():
 
 @pytest.mark.timeout(60)
 def test_watch_prints_the_boxs_events_live():
-    text = demo_config(default_config_path().read_text(), speed=20, players=3, seed=1)
+    text = demo_config(default_path().read_text(), speed=20, players=3, seed=1)
     # a suspense pattern would add state events between the press and its fire: not watch's job
     text = re.sub(r"(\[patterns\]\n(?:.*\n)*?)enabled = true", r"\1enabled = false", text)
     assert "enabled = false" in text

@@ -11,6 +11,7 @@ from engine.bots import HeuristicBot, RandomBot, make_bot
 from engine.cards import PRESETS, Card, parse_card
 from engine.game import Action, Game, Round
 from engine.launchers import ScriptedLauncher, VirtualLauncher
+from engine.outcomes import Outcome
 from engine.rules import rules_for
 from engine.sim import play_round
 
@@ -78,7 +79,7 @@ def test_bots_only_ever_choose_legal_actions(preset: str, options: dict) -> None
             _Checked(RandomBot(seed + 1)),
         ]
         rnd = Round(
-            PRESETS[preset], rules, VirtualLauncher.seeded(seed), players=4, seed=seed, log=False
+            PRESETS[preset], rules, VirtualLauncher.seeded(seed), players=4, seed=seed, record=False
         )
         play_round(rnd, bots, max_actions=20_000)
         assert rnd.over
@@ -86,7 +87,7 @@ def test_bots_only_ever_choose_legal_actions(preset: str, options: dict) -> None
 
 
 def test_random_bot_is_seeded() -> None:
-    def moves(seed: int) -> list[str]:
+    def moves(seed: int) -> list[Outcome]:
         rnd = Round(
             PRESETS["attack"],
             rules_for("attack", 3),
@@ -95,7 +96,7 @@ def test_random_bot_is_seeded() -> None:
             seed=4,
         )
         play_round(rnd, [RandomBot(seed), RandomBot(seed + 1), RandomBot(seed + 2)])
-        return rnd.log
+        return rnd.outcomes
 
     assert moves(1) == moves(1)
     assert moves(1) != moves(2)
@@ -231,7 +232,7 @@ def test_heuristic_beats_random_in_two_player_rounds() -> None:
         heuristic_seat = game_no % 2
         bots = [RandomBot(game_no), RandomBot(game_no)]
         bots[heuristic_seat] = HeuristicBot(game_no)  # type: ignore[call-overload]
-        game = Game(deck, rules, VirtualLauncher.seeded(game_no), 2, seed=game_no, log=False)
+        game = Game(deck, rules, VirtualLauncher.seeded(game_no), 2, seed=game_no, record=False)
         while not game.over and rounds < ROUNDS:
             play_round(game.start_round(), bots)
             result = game.finish_round()
@@ -309,9 +310,9 @@ def test_random_bot_plays_the_same_with_any_generator() -> None:
     class _Own(random.Random):
         pass
 
-    def log(rng_of: Any) -> list[str]:
+    def log(rng_of: Any) -> list[Outcome]:
         rnd = Round(PRESETS["attack"], rules_for("attack", 3), VirtualLauncher.seeded(2), players=3)
         play_round(rnd, [RandomBot(rng=rng_of(s)) for s in range(3)])
-        return rnd.log
+        return rnd.outcomes
 
     assert log(random.Random) == log(_Own)

@@ -86,7 +86,7 @@ def test_fast_heuristic_bot_decides_as_the_reference(
             players,
             target=500,
             seed=rng.getrandbits(32),
-            log=False,
+            record=False,
         )
         while not game.over:
             play_round(game.start_round(), bots)

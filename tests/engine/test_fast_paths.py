@@ -40,7 +40,7 @@ def play(preset: str, players: int, options: dict, seed: int) -> None:
         players=players,
         dealer=seed % players,
         seed=seed,
-        log=False,
+        record=False,
     )
     rng = random.Random(seed)
     for _ in range(300):  # plenty of positions; whether the round ends is tested elsewhere
@@ -74,12 +74,12 @@ def test_fast_paths_match_the_general_rules(preset: str, players: int, options: 
 
 def test_a_given_generator_deals_as_the_seed_it_was_made_with() -> None:
     deck, rules = PRESETS["classic"], rules_for("classic", 4)
-    seeded = Round(deck, rules, VirtualLauncher.seeded(1), players=4, seed=5, log=False)
+    seeded = Round(deck, rules, VirtualLauncher.seeded(1), players=4, seed=5, record=False)
     shared = random.Random(5)
-    first = Round(deck, rules, VirtualLauncher.seeded(1), players=4, log=False, rng=shared)
+    first = Round(deck, rules, VirtualLauncher.seeded(1), players=4, record=False, rng=shared)
     assert first.hands == seeded.hands and first.pile == seeded.pile
     # The generator is advanced, so the next round from it is another deal.
-    second = Round(deck, rules, VirtualLauncher.seeded(1), players=4, log=False, rng=shared)
+    second = Round(deck, rules, VirtualLauncher.seeded(1), players=4, record=False, rng=shared)
     assert second.hands != first.hands
 
 

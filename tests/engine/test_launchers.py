@@ -6,8 +6,8 @@ import random
 
 import pytest
 
+from common.jam import JamModel, JamParams
 from engine.launchers import Launcher, ScriptedLauncher, VirtualLauncher
-from firmware.jam import JamModel, JamParams
 
 
 class _GreedyModel:

@@ -78,7 +78,7 @@ def test_legal_actions_are_exactly_the_accepted_ones(
     rules = rules_for(preset, players, **options)
     checked = 0
     for seed in range(2):
-        rnd = Round(PRESETS[preset], rules, OneCard(), players=players, seed=seed, log=False)
+        rnd = Round(PRESETS[preset], rules, OneCard(), players=players, seed=seed, record=False)
         for _ in range(30):
             if rnd.over:
                 break

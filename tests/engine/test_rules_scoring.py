@@ -154,7 +154,7 @@ def test_whole_games_end_in_every_mode() -> None:
             mode=mode,
             target=150,
             seed=2,
-            log=False,
+            record=False,
         )
         while not g.over:
             rnd = g.start_round()

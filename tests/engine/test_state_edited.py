@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.errors import InputError
-from engine.referee import Referee
-from engine.table import TableSession, load_state
+from engine.table.referee import Referee
+from engine.table.session import TableSession
+from engine.table.state_file import load_state
 
 VALUES = [None, True, 0, -1, 1, 1.0, 2.5, 2**70, "", "²", "R5", [], {}, [1.0], [[]], {"a": 1}]
 LINES = ["R5", "RH2", "fired 2", "fired 0", "R7", "B7", "hit", "fired 1", "uno Cat"]

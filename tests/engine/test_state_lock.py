@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.state_lock import describe_command, lock_path
-from engine.table import load_state
+from engine.table.state_file import load_state
+from engine.table.state_lock import describe_command, lock_path
 from tests.conftest import run_unoattack
 
 pytestmark = pytest.mark.timeout(300)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import engine.sweep as sweep
+from common.boxconfig import read_for_host
 from engine.cli import main
 from engine.duration import BoxTimes, game_seconds
 from engine.executors import InlineExecutor
@@ -361,11 +362,11 @@ def test_a_box_config_naming_the_pis_own_sound_pack_reads_on_a_laptop(
         box_config.load(box)  # the box itself refuses it, as it should
     data = run_json(capsys, *QUICK, "--set", f"config={box}")
     assert data["results"][0]["rounds"] > 0
-    assert box_config.read_for_host(box).timing.cooldown_ms == 0
+    assert read_for_host(box).timing.cooldown_ms == 0
 
 
 def test_box_times_from_the_default_config() -> None:
-    cfg = box_config.load(ROOT / "hardware" / "launcher.toml")
+    cfg = read_for_host(ROOT / "hardware" / "launcher.toml")
     box = BoxTimes.from_config(cfg)
     # cooldown 300 + flywheel 250 + soft start 150 + motor spin-up 40 + settle 100; 60 per card.
     assert box == BoxTimes(burst_ms=840.0, card_ms=60.0)
@@ -378,7 +379,7 @@ def test_a_solenoid_box_times_its_pulses(tmp_path: Path) -> None:
     box = write_config(
         tmp_path / "solenoid.toml", solenoid, {"pins.ejector_enable": None, "pins.flywheel": None}
     )
-    times = BoxTimes.from_config(box_config.load(box))
+    times = BoxTimes.from_config(read_for_host(box))
     assert times == BoxTimes(burst_ms=300.0, card_ms=40.0 + 120.0)
 
 

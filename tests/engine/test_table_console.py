@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.table import load_state
+from engine.table.state_file import load_state
 from tests.ctrl_c import interrupt
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_the_prompt_edits_recalls_history_and_says_the_game_is_saved(tmp_path: P
 CHILD = textwrap.dedent(
     """
     import sys, threading
-    from engine.console import Console
+    from engine.table.console import Console
 
     console = Console(sys.stdin, sys.stdout)
     assert console.tty

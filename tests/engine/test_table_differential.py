@@ -1,7 +1,7 @@
 """The simulator's rules and the table referee's are one: every move of seeded bot rounds is fed
 to the referee, and after every move the two must agree.
 
-`Round` (engine/game.py) plays with the hands; the referee (engine/referee.py, on
+`Round` (engine/game.py) plays with the hands; the referee (engine/table/referee.py, on
 engine/blind.py) sees only what the table tells it (engine/follow.py): the card played, a
 Discard All's count, what each press or dispense fired, "pass" when what came does not play,
 whether a challenged Wild Draw Four was legal. After each move they must agree on the turn, the
@@ -32,8 +32,8 @@ from engine.errors import RuleError
 from engine.follow import Follower
 from engine.game import Action, Game, Round
 from engine.launchers import VirtualLauncher
-from engine.referee import Referee
 from engine.rules import CUSTOM_WILD_EFFECTS, rules_for
+from engine.table.referee import Referee
 
 ROUNDS = 10_000
 CHUNKS = 40
@@ -263,7 +263,7 @@ def run_games(seed: int, rounds: int) -> Tally:
             mode=mode,
             target=target,
             seed=game_seed,
-            log=False,
+            record=True,  # the referee follows what the round records of each move
         )
         ref = Referee(NAMES[:players], deck=preset, mode=mode, target=target, options=options)
         bots: list[Any] = [

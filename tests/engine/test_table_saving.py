@@ -14,9 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import engine.table
-from engine.referee import Referee
-from engine.table import TableSession, load_state
+import engine.table.session
+import engine.table.state_file
+from engine.errors import InputError
+from engine.table.referee import Referee
+from engine.table.session import TableSession
+from engine.table.state_file import load_state
 
 PLAYERS = ["Ann", "Bob", "Cat"]
 
@@ -38,7 +41,9 @@ class SaveFails:
         self.error = error
         self.armed = False
         self._real = tempfile.mkstemp
-        monkeypatch.setattr(engine.table, "tempfile", types.SimpleNamespace(mkstemp=self.mkstemp))
+        monkeypatch.setattr(
+            engine.table.state_file, "tempfile", types.SimpleNamespace(mkstemp=self.mkstemp)
+        )
 
     def mkstemp(self, *args: Any, **kwargs: Any) -> Any:
         if self.armed:
@@ -81,7 +86,7 @@ def test_a_box_event_that_could_not_be_loaded_again_is_said_not_saved(tmp_path: 
     s, out = session(tmp_path)
     s.handle_line("R5")
     s.handle_line("fired 2")  # (no box: `fired N`; a stray then follows Bob's hit)
-    s.last_hitter = 1
+    s.boxsync.last_hitter = 1
     saved = (tmp_path / "s.json").read_bytes()
     s.handle_event({"stream": "s1", "seq": 9, "kind": "stray", "count": 500, "hopper": 0})
     said = out.getvalue().splitlines()[-1]
@@ -128,7 +133,7 @@ def test_a_write_failing_below_the_save_is_refused_and_undone_too(
     def read_only(path: Path, data: object) -> None:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
-    monkeypatch.setattr(engine.table, "write_json_atomic", read_only)
+    monkeypatch.setattr(engine.table.state_file, "write_json_atomic", read_only)
     s.handle_line("R7")
     assert s.refusal == (
         f"cannot save the game in {tmp_path / 's.json'}: Read-only file system: not done, "
@@ -158,3 +163,14 @@ def test_digits_that_are_no_count_are_refused_not_crashed_on(tmp_path: Path, lin
     s.handle_line("R5")
     s.handle_line(line)
     assert s.refusal is not None and out.getvalue().splitlines()[-1].startswith("! ")
+
+
+def test_a_state_file_that_cannot_be_read_is_said_as_every_file_is(tmp_path: Path) -> None:
+    # one wording for a file that cannot be read (common/textfile.py), the state file's too
+    with pytest.raises(InputError) as missing:
+        load_state(tmp_path / "gone.json")
+    assert str(missing.value) == f"{tmp_path / 'gone.json'}: cannot read this file: " + (
+        os.strerror(errno.ENOENT)
+    )
+    with pytest.raises(InputError, match=r": cannot read this file: Is a directory$"):
+        load_state(tmp_path)

@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.cli import main as unoattack
-from engine.referee import MAX_NAME, Referee
-from engine.table import MAX_LINE, TableSession
+from engine.table.commands import MAX_LINE
+from engine.table.referee import MAX_NAME, Referee
+from engine.table.session import TableSession
 from tests.conftest import run_main
 
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from common.checks import BadValue
+from common.jam import JamParams, describe
 from firmware.attenuation import KEYS, AttenuationConfig, Attenuator, cut, factor
-from firmware.checks import BadValue
-from firmware.jam import JamParams, describe
 
 _MS = 1_000_000
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware.errors import UsageError
+from common.errors import UsageError
 from firmware.journal import SQLITE_MAGIC, SqliteJournal
 from firmware.plant import read_state
 from tests.conftest import ROOT

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from common.jam import sample
 from firmware import config as config_mod
 from firmware.bench import (
     INTERRUPTED,
@@ -29,7 +30,6 @@ from firmware.bench import (
     write_csv,
 )
 from firmware.cli import main
-from firmware.jam import sample
 from firmware.jam_cli import read_counts
 from firmware.pins import claim_pins, is_lgpio
 from firmware.plant import Plant

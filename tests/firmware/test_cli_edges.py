@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from common import jam
+from common.errors import ConfigError, LauncherError
+from common.jam import JamParams, describe
 from firmware import config as config_mod
-from firmware import jam
 from firmware.cli import main
-from firmware.errors import ConfigError, LauncherError
-from firmware.jam import JamParams, describe
 from firmware.link import Link
 from tests import configs
 from tests.conftest import DEFAULT_CONFIG, ROOT, run_main

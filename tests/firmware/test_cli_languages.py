@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import i18n
+from common.errors import EXIT_CONFIG, EXIT_USAGE
 from firmware.cli import main
-from firmware.errors import EXIT_CONFIG, EXIT_USAGE
 from tests.conftest import run_main
 from tests.firmware.conftest import write_config
 from wire.ports import FORMS
@@ -226,8 +226,8 @@ def test_bench_summary_in_the_language(code):
 def test_real_pin_failures_are_one_line_in_the_language(
     code, lgpio_factory, simulated_chip, make_config, monkeypatch
 ):
+    from common.errors import LauncherError, UsageError
     from firmware.devices import Devices
-    from firmware.errors import LauncherError, UsageError
     from firmware.loop import FakeClock
     from firmware.pins import factory_names, make_factory
     from tests.firmware.test_devices import Posts, RecordingGuard

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from common.errors import EXIT_CONFIG, ConfigError
+from common.jam import JamParams
 from firmware import config
 from firmware.cli import main
-from firmware.errors import EXIT_CONFIG, ConfigError
-from firmware.jam import JamParams
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / "hardware" / "launcher.toml"

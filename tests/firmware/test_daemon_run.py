@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware.errors import LauncherError
+from common.errors import LauncherError
 from firmware.pins import claim_pins
 from firmware.run import _parse_console
 from tests.conftest import ROOT

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from firmware.jam import JamParams, describe, fit, sample, streak_stats
+from common.jam import JamParams, describe, fit, sample, streak_stats
 
 # Tolerances for 20,000 presses. Over 60 seeds the estimates of the model below scatter with a
 # standard deviation of 0.004 (base) and 0.002 (step); these bounds are ~5 of them.

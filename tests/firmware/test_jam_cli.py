@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from common.boxtoml import set_values
+from common.jam import JamParams, describe, sample
 from firmware.cli import main
 from firmware.config import default_path, load
-from firmware.jam import JamParams, describe, sample
-from firmware.jam_cli import read_counts, rewrite_jam
+from firmware.jam_cli import read_counts
 from tests.configs import write_config
 
 KNOWN = JamParams(base=0.2, step=0.1, max_dry=6, burst_weights=(0, 1, 3, 4, 4, 3, 2, 1, 1))
@@ -264,16 +265,16 @@ def test_fit_write_config_refuses_a_broken_file(
     assert list(tmp_path.glob(".launcher-*")) == []
 
 
-def test_rewrite_jam_handles_multiline_arrays_missing_keys_and_no_section() -> None:
+def test_the_config_editor_handles_multiline_arrays_missing_keys_and_no_section() -> None:
     text = (
         "[box]\nname = 'x'\n\n[jam]\nbase = 0.5 # chance\nburst_weights = [\n  1,\n  2,\n]\n"
         "seed = 3\n\n[plant]\nhopper = 10\n"
     )
     values = {"base": "0.25", "burst_weights": "[0, 1]", "step": "0.1"}
-    new = rewrite_jam(text, values)
+    new = set_values(text, {"jam": values})
     doc = tomllib.loads(new)
     assert doc["jam"] == {"base": 0.25, "burst_weights": [0, 1], "seed": 3, "step": 0.1}
     assert doc["plant"] == {"hopper": 10}
     assert "base = 0.25 # chance" in new
-    bare = rewrite_jam("[box]\nname = 'x'", {"base": "0.3"})
+    bare = set_values("[box]\nname = 'x'", {"jam": {"base": "0.3"}})
     assert tomllib.loads(bare) == {"box": {"name": "x"}, "jam": {"base": 0.3}}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from common.errors import UsageError
 from firmware import journal as journal_mod
-from firmware.errors import UsageError
 from firmware.journal import SQLITE_MAGIC, JournalError, MemoryJournal, SqliteJournal
 from wire import protocol
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware.errors import UsageError
+from common.errors import UsageError
 from firmware.journal import SqliteJournal
 from tests.firmware.linkhelp import Box
 from wire import protocol as p

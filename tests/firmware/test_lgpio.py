@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from common.errors import LauncherError, UsageError
 from firmware.devices import MAX_EDGE_AGE_S, Aim, BigButton, Devices, ExitSensor, edge_time
-from firmware.errors import LauncherError, UsageError
 from firmware.loop import FakeClock
 from firmware.pins import make_factory
 from tests.conftest import ROOT

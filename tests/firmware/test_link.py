@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import serial
 
+from common.errors import UsageError
 from firmware import link as link_mod
-from firmware.errors import UsageError
 from firmware.journal import MemoryJournal, SqliteJournal
 from firmware.link import Link
 from tests.firmware.linkhelp import Box, FakeClock, FakeDaemon, Host

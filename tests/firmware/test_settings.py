@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware.errors import ConfigError
+from common.errors import ConfigError
 from firmware.settings import SettingsStore, check_personality, path_for
 
 

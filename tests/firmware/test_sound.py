@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from common.errors import ConfigError
 from firmware import sound_pack, sound_synth
-from firmware.errors import ConfigError
 from firmware.loop import FakeClock
 from firmware.sound import AplayPlayer, RecordingSink, SoundFeature
 from firmware.sound_pack import DEFAULT_PACK, Picker, load

@@ -18,8 +18,8 @@ from types import ModuleType
 
 import pytest
 
+from common.errors import EXIT_CONFIG
 from firmware import config
-from firmware.errors import EXIT_CONFIG
 from tests.units import unit_settings
 
 ROOT = Path(__file__).resolve().parents[2]

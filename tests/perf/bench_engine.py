@@ -79,7 +79,7 @@ def ours(preset: str, rounds: int, seed: int) -> Run:
     start = time.process_time()
     for i in range(rounds):
         rnd = Round(
-            deck, rules, launcher, players=PLAYERS, dealer=i % PLAYERS, log=False, rng=dealing
+            deck, rules, launcher, players=PLAYERS, dealer=i % PLAYERS, record=False, rng=dealing
         )
         # `actor` is None exactly when the round is over.
         while (actor := rnd.actor) is not None:

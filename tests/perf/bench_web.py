@@ -40,8 +40,9 @@ sys.path.insert(0, str(ROOT))
 from websockets.asyncio.client import connect  # noqa: E402
 
 from engine.boxport import mock_box  # noqa: E402
+from engine.table.options import GameOptions  # noqa: E402
 from engine.web.server import WebServer  # noqa: E402
-from engine.web.table_service import TableService, game_args, open_table  # noqa: E402
+from engine.web.table_service import TableService, open_table  # noqa: E402
 from tests.configs import merge, write_config  # noqa: E402
 from tests.e2e.conftest import FAST  # noqa: E402
 
@@ -135,8 +136,8 @@ def ours(pages: int, presses: int) -> tuple[list[float], list[float], list[str]]
     with contextlib.ExitStack() as stack:
         _box, client = stack.enter_context(mock_box(box_config()))
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-web-"))
-        args = game_args(players="Ann,Bob", state=Path(tmp) / "table.json", new=True)
-        session = open_table(args, client)
+        options = GameOptions(["Ann", "Bob"], state=Path(tmp) / "table.json", new=True)
+        session = open_table(options, client)
         service = TableService(session)
         event_at: dict[int, float] = {}
         handle = service.handle_event

@@ -39,8 +39,9 @@ sys.path.insert(0, str(ROOT))
 import httpx2 as httpx  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
+from engine.table.options import GameOptions  # noqa: E402
 from engine.web.server import WebServer  # noqa: E402
-from engine.web.table_service import TableService, game_args, open_table  # noqa: E402
+from engine.web.table_service import TableService, open_table  # noqa: E402
 
 LANGS = ("en", "th", "zh_Hant", "ro", "cy")
 CODE = "424242"
@@ -50,9 +51,9 @@ CODE = "424242"
 def served(**options: Any) -> Iterator[WebServer]:
     """A table (Ann, Bob; no box) served on a free port of 127.0.0.1 in a thread."""
     with tempfile.TemporaryDirectory(prefix="bench-web-memory-") as tmp:
-        args = game_args(players="Ann,Bob", state=Path(tmp) / "table.json", new=True)
+        options = GameOptions(["Ann", "Bob"], state=Path(tmp) / "table.json", new=True)
         server = WebServer(http="127.0.0.1:0", code=CODE, **options)
-        server.attach(TableService(open_table(args)))
+        server.attach(TableService(open_table(options)))
         runner = threading.Thread(target=server.run, daemon=True)
         runner.start()
         url = f"http://127.0.0.1:{server.port}/"

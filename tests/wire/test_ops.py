@@ -48,9 +48,9 @@ def test_the_wire_checks_and_the_query_ops_come_from_the_table():
 
 
 def test_the_box_serves_exactly_the_table_and_refuses_an_op_outside_it():
+    from common.errors import LauncherError
     from firmware import config
     from firmware.daemon import Daemon
-    from firmware.errors import LauncherError
 
     daemon = Daemon(config.load(config.default_path()), factory=None)
     assert set(daemon.ops) == set(ops.BOX_OPS)

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import serial
 
+from common.errors import UsageError
 from engine.cli import main as unoattack
 from firmware.cli import main as launcher
-from firmware.errors import UsageError
 from tests.conftest import ROOT, run_main
 from wire import ports
 from wire.client import BoxClient, BoxError

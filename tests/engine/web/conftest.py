@@ -82,9 +82,10 @@ def table_service(
 ) -> Any:
     """A `TableService` on the game in `state` (a new one if the file is not there), its
     published updates kept in `service.updates`."""
-    from engine.web.table_service import TableService, game_args, open_table
+    from engine.table.options import GameOptions
+    from engine.web.table_service import TableService, open_table
 
-    session = open_table(game_args(players=players, deck=deck, state=state), box)
+    session = open_table(GameOptions(players.split(","), deck=deck, state=state), box)
     service = TableService(session)
     service.updates = []
     service.publish = service.updates.append
@@ -183,7 +184,7 @@ class Served:
         deadline = time.monotonic() + START_TIMEOUT
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        while not (self.url and self.code) or "Ctrl-C" not in self.output:
+        while not self.url or "Ctrl-C" not in self.output:  # (demo --web prints no code)
             left = deadline - time.monotonic()
             if left <= 0 or self.proc.poll() is not None:
                 self.stop()

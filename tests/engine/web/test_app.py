@@ -13,10 +13,14 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 import i18n
+from engine.scoring import SCORING_MODES
+from engine.table.referee import PHASES
 from engine.web.app import MAX_BODY, MAX_FRAME, STATIC, create_app
 from engine.web.auth import COOKIE, Auth
+from engine.web.box_panel import SWITCHES
 from engine.web.hub import Hub
-from engine.web.table_service import TERMINAL_ONLY
+from engine.web.table_service import ANSWER_GROUPS, TERMINAL_ONLY
+from engine.web.words import PAGE_WORDS
 from engine.web.words import script as page_text
 from i18n import language
 from tests.engine.web.conftest import table_service
@@ -105,15 +109,32 @@ def test_the_pages_words_are_all_in_text_js() -> None:
     script = (STATIC / "app.js").read_text()
     used = set(re.findall(r'data-(?:text|title|label)="(\w+)"', html))
     used |= set(re.findall(r"\bT\.(\w+)", script))
-    used |= {f"group_{g}" for g in ("colour", "player", "number", "answer")}  # T[`group_${g}`]
+    # Keys the page makes from a value (T[`phase_${v.phase}`]): one for each value it can meet.
+    families = {
+        "group": set(ANSWER_GROUPS.values()),
+        "phase": set(PHASES),
+        "mode": set(SCORING_MODES),
+        "theme": {"auto", "dark", "light"},
+        "link": {"connected", "reconnecting", "lost"},
+        "switch": {key.split(".")[0] for key in SWITCHES},
+    }
+    assert set(re.findall(r"T\[`(\w+)_\$\{", script)) == set(families)
+    used |= {f"{family}_{value}" for family, values in families.items() for value in values}
     assert used - defined == set(), "used but not in text.js"
     assert defined - used == set(), "in text.js but never used"
     # Outside text.js, the page's elements hold no words of their own.
     assert not re.search(r">[^<>{}]*[A-Za-z]{3,}[^<>{}]*</(?!script|style|title)", html)
 
 
+def test_the_box_state_has_a_word_for_every_state_of_the_box() -> None:
+    from firmware.machine import STATES
+
+    states = {k.removeprefix("state_") for k in PAGE_WORDS["box_state"].messages}
+    assert states == set(STATES)
+
+
 def test_state_is_the_newest_update(table: Any) -> None:
-    table.service.act("R5")
+    table.service.request({"line": "R5"})
     data = table.get("/api/state").json()
     assert data["seq"] == table.hub.seq and data["view"]["top"] == "R5"
     assert table.get("/api/state").headers["cache-control"] == "no-store"
@@ -150,10 +171,14 @@ def test_wrong_codes_are_refused_and_slowed(table: Any) -> None:
 BAD_HTTP = [
     ("/api/act", {"line": 5}, 400, "`line` must be a string, not a number"),
     ("/api/act", {"line": ["R5"]}, 400, "`line` must be a string, not a list"),
-    ("/api/act", {}, 400, "`act` needs `line`"),
+    ("/api/act", {}, 400, "`act` needs a `command`"),
     ("/api/act", {"line": "R5", "as": "root"}, 400, "unknown field `as`"),
     ("/api/act", {"line": "fly"}, 422, "`fly` is neither a card"),
     ("/api/act", {"line": "quit"}, 422, "`quit` is for the terminal"),
+    ("/api/act", {"command": {"word": "quit"}}, 422, "`quit` is for the terminal"),
+    ("/api/act", {"command": {"word": "fly"}}, 422, "unknown command 'fly'"),
+    ("/api/act", {"command": "hit"}, 400, "`command` must be an object, not a string"),
+    ("/api/act", {"line": "R5", "command": {"word": "hit"}}, 400, "one of them"),
     ("/api/act", {"line": "R5\nR7"}, 422, "the control character U+000A"),
     ("/api/act", {"line": "R" * 500}, 422, "at most 200"),
     ("/api/box", {"op": "fly"}, 400, "unknown box control `fly`"),
@@ -263,7 +288,7 @@ BAD_WS: list[tuple[Any, str]] = [
     ({"type": "fly"}, "unknown request `fly`"),
     ({"type": 5}, "unknown request `a number`"),
     ({"line": "R5"}, "unknown request `null`"),
-    ({"type": "act"}, "`act` needs `line`"),
+    ({"type": "act"}, "`act` needs a `command`"),
     ({"type": "act", "line": 5}, "`line` must be a string"),
     ({"type": "act", "line": "R5", "seat": 0}, "unknown field `seat`"),
     ({"type": "act", "line": "R5", "id": [1]}, "`id` must be a number"),

@@ -82,7 +82,8 @@ def matches_referee(page: Any, served: Served) -> dict[str, Any]:
     assert page.get_attribute("#direction", "data-direction") == str(ref["direction"])
     if ref["phase"] == "play":
         assert page.get_attribute("#turn", "data-seat") == str(ref["turn"])
-    assert page.inner_text("#prompt") == view["prompt"]
+    assert page.inner_text("#instruction")  # what happens next, in words
+    assert "[" not in page.inner_text("#instruction")  # not the terminal's prompt
     owes = page.locator("#owes li:not(.order)").all_inner_texts()
     assert owes == view["owes"]
     for seat, _player in enumerate(ref["players"]):
@@ -116,22 +117,22 @@ def test_a_round_by_tapping_without_a_box(
     assert page.inner_text("#reply") == "B7 does not go on R5 (red): play a red card, a 5 or a wild"
     tap(page, "#picker [data-card='RH2']")
     assert page.locator("#owes li").first.inner_text() == "Cat must hit 2 more times"
-    tap(page, "[data-line='fired 2']")
-    tap(page, "[data-line='fired 0']")
+    tap(page, "[data-act='fired 2']")
+    tap(page, "[data-act='fired 0']")
     page.locator("#picker [data-card='WAA']").tap()
     answer(page, "G")
     answer(page, "Bob")
     page.wait_for_function("unoattack.view.top === 'WAA'")
     page.screenshot(path=str(screenshots / "web-none.png"))
     matches_referee(page, served)
-    tap(page, "[data-line='fired 1']")
-    tap(page, "[data-line='fired 0']")
+    tap(page, "[data-act='fired 1']")
+    tap(page, "[data-act='fired 0']")
     # Bob really holds one card: the referee's count is corrected, then Bob goes out.
     page.locator("#more summary").tap()
     page.select_option("#who", "Bob")
     page.locator("#count").fill("1")
     tap(page, "#set-hand")
-    page.locator("#with-uno").check()
+    assert page.locator("#uno-toggle").is_hidden()  # one card: it goes out, no UNO to say
     tap(page, "#picker [data-card='G7']")
     data = matches_referee(page, served)
     assert data["view"]["phase"] == "score"
@@ -161,11 +162,10 @@ def test_a_round_by_tapping_with_the_mock_box(
     page.wait_for_selector("#button-state .live")
     assert page.inner_text("#button-state") == "● button live for Cat"
     for presses in (1, 2):
-        page.locator("[data-line='press']").tap()
+        page.locator("[data-act='press']").tap()
         page.wait_for_function(f"unoattack.view.presses[2] === {presses}")
-        if presses == 1:  # the README's picture: Cat owes one more hit, the button is live
+        if presses == 1:  # Cat owes one more hit, the button is live for her again
             page.wait_for_selector("#button-state .live")
-            page.screenshot(path=str(screenshots / "web-phone.png"))
     page.wait_for_function("unoattack.view.button.locked === true")
     data = matches_referee(page, served)
     box = data["box"]
@@ -174,8 +174,8 @@ def test_a_round_by_tapping_with_the_mock_box(
     assert page.inner_text("[data-fact=hopper]") == str(box["hopper"])
     page.screenshot(path=str(screenshots / "web-phone-full.png"), full_page=True)
     # Ann hits: the button is live for her, one press ends her turn.
-    tap(page, "[data-line='hit']")
-    page.locator("[data-line='press']").tap()
+    tap(page, "[data-act='hit']")
+    page.locator("[data-act='press']").tap()
     page.wait_for_function("unoattack.view.presses[0] === 1")
     matches_referee(page, served)
     # Bob goes out; the hands left are entered and the round is scored.

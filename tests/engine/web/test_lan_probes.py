@@ -23,7 +23,7 @@ from starlette.requests import HTTPConnection
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-import engine.table
+import engine.table.state_file
 from engine.boxport import mock_box, mock_config
 from tests.engine.web.conftest import Live, table_service
 
@@ -163,8 +163,9 @@ def test_box_controls_go_through_the_wire_op_table(boxed: Live) -> None:
 
 
 class SaveFails:
-    """`engine.table`'s temporary file for the next save fails with `error` (then it works
-    again): the SD card full, the descriptors gone, a read-only remount."""
+    """The state file's temporary file (engine/table/state_file.py) for the next save fails
+    with `error` (then it works again): the SD card full, the descriptors gone, a read-only
+    remount."""
 
     def __init__(self, error: int) -> None:
         import tempfile
@@ -189,7 +190,9 @@ def test_a_move_that_cannot_be_saved_is_refused_and_undone(
     """It got no reply, stayed applied in memory and came back silently with the next move."""
     served = live()
     saving = SaveFails(error)
-    monkeypatch.setattr(engine.table, "tempfile", types.SimpleNamespace(mkstemp=saving.mkstemp))
+    monkeypatch.setattr(
+        engine.table.state_file, "tempfile", types.SimpleNamespace(mkstemp=saving.mkstemp)
+    )
     state = served.service.session.state_path
     with joined(served) as http:
         assert http.post("api/act", json={"line": "R5"}).status_code == 200
@@ -213,7 +216,7 @@ def test_a_move_that_cannot_be_saved_is_refused_and_undone(
         assert http.get("api/state").json() == before and state.read_bytes() == saved
         # Saved again: the move is made, once.
         assert http.post("api/act", json={"line": "R7"}).status_code == 200
-        assert engine.table.load_state(state).referee.top == "R7"
+        assert engine.table.state_file.load_state(state).referee.top == "R7"
     with ws(served) as sock:
         said = [entry["line"] for entry in hello(sock)["recent"]]
     assert sum("R7" in line for line in said) == 1, said

@@ -109,8 +109,8 @@ def test_the_picker_changes_the_pages_language(serve: Callable[..., Served], bro
 def referee_says(code: str, lines: list[str]) -> tuple[list[str], str | None, list[str]]:
     """What the referee says to `lines` when it runs in `code` (the terminal's words): every
     line said, the last refusal, and who owes what after them."""
-    from engine.referee import Referee
-    from engine.table import TableSession
+    from engine.table.referee import Referee
+    from engine.table.session import TableSession
     from engine.web.table_service import _Lines
 
     try:

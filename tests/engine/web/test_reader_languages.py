@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 import i18n
-from engine.referee import Referee
-from engine.table import TableSession
+from engine.table.referee import Referee
+from engine.table.session import TableSession
 from engine.web.hub import Hub
 from engine.web.table_service import _Lines
 from tests.engine.web.test_hub import arun

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from engine import demo
-from engine.boxport import mock_config
+from engine import demo_cli
+from engine.mockbox import mock_config
 from engine.web import demo_web
 from engine.web.server import WebServer
 
@@ -26,7 +26,7 @@ WAIT_S = 120.0  # for the game on a loaded machine; an event ends the wait, neve
 
 def demo_args(*extra: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    demo.register(parser.add_subparsers())
+    demo_cli.register(parser.add_subparsers())
     return parser.parse_args(["demo", "--web", *extra])
 
 

@@ -1,5 +1,5 @@
 """A person's file that cannot be read is one line in the same words from every command that
-reads one (firmware/textfile.cannot_read), in the reader's language."""
+reads one (common/textfile.cannot_read), in the reader's language."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import i18n
+from common.textfile import cannot_read
 from engine.cli import main as unoattack
 from firmware.cli import main as launcher
-from firmware.textfile import cannot_read
 from tests.conftest import run_main
 
 # Every command line that reads a file a person names: (main, arguments, exit code).

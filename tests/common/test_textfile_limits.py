@@ -1,4 +1,4 @@
-"""Every file a person gives, read through firmware/textfile.py: a number longer than `int`
+"""Every file a person gives, read through common/textfile.py: a number longer than `int`
 reads (5,000 digits), a file bigger than any real one (`/dev/zero` given by mistake), a CSV
 field over the csv module's limit. Each is one line naming the file, with the reader's exit
 code; never a ValueError, csv.Error or MemoryError traceback, never a read that fills memory.
@@ -19,10 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from common import textfile
+from common.errors import UsageError
 from engine.cli import main as unoattack
-from firmware import plant, textfile
+from firmware import plant
 from firmware.cli import main as launcher
-from firmware.errors import UsageError
 from firmware.settings import SettingsStore
 from tests.conftest import run_main
 

@@ -11,7 +11,9 @@ import argparse
 import contextlib
 import ctypes
 import errno
+import functools
 import importlib
+import importlib.util
 import io
 import math
 import os
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import i18n
-from firmware.entry import EXIT_INTERRUPTED
+from common.entry import EXIT_INTERRUPTED
 
 EXIT_USAGE = 2
 DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattack` come in
@@ -233,16 +235,23 @@ class _Version(argparse.Action):
 
 def version_text(prog: str) -> str:
     """`launcher 0.1.0 (Python 3.11.2)`: both programs ship in one distribution."""
+    import platform  # (here: only --version reads it)
+
+    return f"{prog} {package_version()} (Python {platform.python_version()})"
+
+
+@functools.cache
+def package_version() -> str:
+    """The installed version of the distribution (`0.1.0`), looked up once; `(not
+    installed)` when run from a checkout without installing. The box's `status` reports it."""
     # Imported here: the metadata machinery (email, zipfile, csv) is a fifth of what a command
-    # such as `unoattack deck` imports, and only --version reads it.
+    # such as `unoattack deck` imports, and only --version and the box's status read it.
     import importlib.metadata
-    import platform
 
     try:
-        version = importlib.metadata.version(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
-        version = "(not installed)"
-    return f"{prog} {version} (Python {platform.python_version()})"
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def build_parser(
@@ -295,7 +304,7 @@ def run(
         say_error(prog, exc)
         return EXIT_USAGE
     command = argv[0] if argv and argv[0] in commands else None
-    # (Ctrl-C while the command's modules load, a second on a busy Pi: firmware/entry.py.)
+    # (Ctrl-C while the command's modules load, a second on a busy Pi: common/entry.py.)
     args = build_parser(prog, description, commands, command).parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -520,19 +529,16 @@ PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
 def figure_bytes(fig: Any, path: str | Path, *, dpi: int) -> bytes:
     """A matplotlib figure as the image `path` names (by its suffix, one of PLOT_SUFFIXES),
-    made in memory: the file is then written whole or not at all (firmware/atomic.py)."""
+    made in memory: the file is then written whole or not at all (common/atomic.py)."""
     image = io.BytesIO()
     fig.savefig(image, format=Path(path).suffix.lower().lstrip("."), dpi=dpi)
     return image.getvalue()
 
 
 def plot_available() -> bool:
-    """True when matplotlib (the `plot` extra) can be imported."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when matplotlib (the `plot` extra) is installed (found, not imported: the plotting
+    command imports it)."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def check_outputs(

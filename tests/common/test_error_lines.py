@@ -1,4 +1,4 @@
-"""A command's error line (firmware.commandline.one_line, the one place both command lines print
+"""A command's error line (common.commandline.one_line, the one place both command lines print
 one): whatever value was given, the line is one line of printable text, and a value pasted by
 mistake is not quoted back whole. An option that would do nothing is refused, not ignored.
 
@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from common.commandline import one_line
 from engine.cli import main as unoattack
 from firmware.cli import main as launcher
-from firmware.commandline import one_line
 from tests.conftest import run_main
 
 ODD = "a\nb\x1b[2Jc\r\x0c\u2028d"

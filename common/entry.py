@@ -2,7 +2,7 @@
 
 Before any module of ours loads (a second on a busy Pi) the stop signals are taken: Ctrl-C
 (SIGINT), SIGTERM and SIGHUP pressed or sent then end the command with 130 and no traceback,
-as they do later (firmware/commandline.py: `run`, `CtrlC`). Only `signal` is imported here.
+as they do later (common/commandline.py: `run`, `CtrlC`). Only `signal` is imported here.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Any, TextIO
@@ -71,6 +70,8 @@ class Console:
         self._waiting: list[tuple[list[str], str | None]] = []  # notices for the reader to draw
         self._hook = _INPUT_HOOK(self._draw_waiting)  # kept: C holds only its address
         self._history = history
+        self._readline: Any
+        self._lib: Any
         self._readline, self._lib = _readline() if tty else (None, None)
         self._saved_tty: Any = None
         if self._readline is not None:
@@ -198,8 +199,3 @@ def _isatty(stream: Any) -> bool:
         return bool(stream.isatty()) and os.isatty(stream.fileno())
     except (AttributeError, ValueError, OSError):
         return False
-
-
-def stdin_console(out: TextIO, history: Path | None) -> Console:
-    """The console of `unoattack table`: stdin, and `out` for messages."""
-    return Console(sys.stdin, out, history=history)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware.jam import (
+from common.jam import (
     JamModel,
     JamParams,
     chi_square_sf,
