@@ -4,9 +4,11 @@ machine the condition holds in milliseconds, and a busy one must not fail the te
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -36,3 +38,17 @@ def wait_until(
             step()
         else:
             time.sleep(poll)
+
+
+def read_lines(stream: Any) -> queue.Queue[Any]:
+    """Lines of a child's text ``stream`` as they come, read by a thread (``get(timeout=)``
+    never hangs a test on a child that stays quiet); an empty line once it ends."""
+    lines: queue.Queue[Any] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(b"" if "b" in getattr(stream, "mode", "") else "")
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines

@@ -22,13 +22,14 @@ mounted is unmounted on every way out; no tree with something mounted under it i
 Needs root (mounts, chroot); where binfmt_misc cannot be mounted it says so in one line and exits
 2. Exit 0 when every check passed, 1 otherwise. What it cannot prove: hardware/pi-setup.md.
 
-  tools/pi_check.py [--arch arm64|armhf ...] [--skip-suites]
+  tools/pi_check.py [--arch arm64|armhf ...] [--skip-suites] [--cache DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -39,6 +40,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tomllib
@@ -47,6 +49,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 PROG = "pi-check"
 TREE = Path(__file__).resolve().parents[1]
@@ -71,14 +74,27 @@ LANGUAGES = ("en", "th", "zh_Hant", "ro", "cy")
 CHECKOUT = "/home/pi/launcher"  # where the owner cloned the project
 DEV_CHECKOUT = "/home/pi/launcher-dev"  # the suites' own copy: their build never touches CHECKOUT
 DEV_VENV = "/opt/pi-check-dev"  # the test suites' venv ([dev] extra), cached per pyproject
+# Every wheel pip installs on a Pi in a run, fetched once into the cache and bound here read-only.
+# pip's own cache keeps nothing when the index's answers carry no caching headers (so here: a
+# proxy strips them), and every run would download everything again.
+WHEELS = "/var/cache/pi-check-wheels"
+WHEELS_MAX_AGE_S = 7 * 24 * 3600  # then fetched again, so new releases on PyPI get tried
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
+CACHE = Path("/var/cache/unoattack-pi-check")
+LOCK = Path("/run/lock/unoattack-pi-check.lock")  # one run at a time on a machine
 READY_TIMEOUT_S = 120.0  # emulated start-up on a busy 2-core machine
 SUITE_TIMEOUT_S = 1200  # pytest-timeout's per-test hang guard under emulation (120 natively)
+TAIL_LINES = 25  # of a failed check's log, printed under it
+DEBOOTSTRAP_TIMEOUT_S = 3600  # cold: 11-14 min each on a busy 2-core machine
 
 
 class Failed(Exception):
-    """A check did not pass; the message is its one-line reason."""
+    """A check did not pass; the message is its one-line reason, `log` the whole output."""
+
+    def __init__(self, message: str, log: Path | None = None) -> None:
+        super().__init__(message)
+        self.log = log
 
 
 class Fatal(Exception):
@@ -190,6 +206,32 @@ def install_host_tools(arches: list[str]) -> None:
             raise Fatal(f"{PROG}: {' '.join(cmd)} failed: {_last(done.stderr)}")
 
 
+def run_bounded(
+    argv: list[str], *, timeout: float, stopping: threading.Event
+) -> tuple[subprocess.CompletedProcess[str], bool]:
+    """`argv` in a session of its own, its output captured in files, not pipes (a process it
+    leaves behind, such as a test's daemon in a session of its own, cannot keep this waiting
+    for the end of a pipe); killed with its session after `timeout` s or once `stopping` is
+    set. (what it did, whether it ended by itself)"""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and time.monotonic() < deadline:
+            if stopping.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+                break
+        ended = proc.poll() is not None
+        if not ended:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        out.seek(0)
+        err.seek(0)
+        text = [f.read().decode(errors="replace") for f in (out, err)]
+    return subprocess.CompletedProcess(argv, proc.returncode, *text), ended
+
+
 # --- mounts, and never removing a tree with something mounted in it -----------------------------
 
 
@@ -232,6 +274,13 @@ class Mounts:
             raise Fatal(f"{PROG}: mount {' '.join(args)} {target}: {_last(done.stderr)}")
         self.points.append(target)
 
+    def unmount(self, target: Path) -> None:
+        """Unmount one point this run mounted (and what is mounted below it)."""
+        done = subprocess.run(["umount", "-R", str(target)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise Fatal(f"{PROG}: umount {target}: {_last(done.stderr)}")
+        self.points.remove(target)
+
     def unmount_all(self) -> list[str]:
         """Unmount everything, newest first; returns what could not be unmounted."""
         stuck = []
@@ -273,7 +322,9 @@ def enable_binfmt(arches: list[str], mounts: Mounts) -> None:
 # --- the cached images --------------------------------------------------------------------------
 
 
-def image(cache: Path, arch: str, mirror: Callable[[], str | None]) -> tuple[Path, str]:
+def image(
+    cache: Path, arch: str, mirror: Callable[[], str | None], stopping: threading.Event
+) -> tuple[Path, str]:
     """The cached Debian image for `arch`, built when missing or stale: (path, what was done)."""
     images = cache / "images"
     images.mkdir(parents=True, exist_ok=True)
@@ -293,13 +344,15 @@ def image(cache: Path, arch: str, mirror: Callable[[], str | None]) -> tuple[Pat
         str(building),
         *filter(None, [mirror()]),
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done, ended = run_bounded(cmd, timeout=DEBOOTSTRAP_TIMEOUT_S, stopping=stopping)
     for point in mounts_under(building):  # debootstrap mounts /proc and /sys while it works
         subprocess.run(["umount", "-l", point], capture_output=True)
-    if done.returncode != 0:
-        log = cache / f"debootstrap-{arch}.log"
+    if not ended or done.returncode != 0:
+        log = cache / "logs" / f"debootstrap-{arch}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(done.stdout + done.stderr)
-        raise Failed(f"debootstrap failed: {_last(done.stdout + done.stderr)} (log: {log})")
+        why = f"exited {done.returncode}" if ended else "stopped, or timed out"
+        raise Failed(f"debootstrap {why}: {_last(done.stdout + done.stderr)} (log: {log})", log)
     (building / ".pi-check-image").write_text(
         json.dumps({"key": image_key(arch), "packages": PACKAGES, "built": time.time()})
     )
@@ -311,6 +364,81 @@ def dev_requirements() -> list[str]:
     """The project's dependencies and its [dev] extra: what the test suites need."""
     project = tomllib.loads((TREE / "pyproject.toml").read_text())["project"]
     return [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+
+
+def pip_requirements(arch: str) -> list[str]:
+    """Everything pip installs on the Pi of `arch` in a run: the build backend (install.sh
+    builds the checkout), the dependencies and the pi extra; on arm64 also the web extra
+    (install.sh --with-web) and the dev extra (the test suites)."""
+    pyproject = tomllib.loads((TREE / "pyproject.toml").read_text())
+    project, extras = pyproject["project"], pyproject["project"]["optional-dependencies"]
+    wanted = [*pyproject["build-system"]["requires"], *project["dependencies"], *extras["pi"]]
+    if arch == "arm64":
+        wanted += [*extras["web"], *extras["dev"]]
+    return sorted(set(wanted))
+
+
+def tree_files() -> list[str]:
+    """The files of this tree an owner's clone has: tracked, and new ones not ignored."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=TREE,
+        capture_output=True,
+    )
+    if listed.returncode != 0:
+        raise Fatal(f"{PROG}: {TREE} is not a git checkout")
+    names = set(listed.stdout.decode().split("\0")) - {""}
+    return sorted(n for n in names if (TREE / n).is_file())  # (not a deleted, unstaged one)
+
+
+# What a build or a run leaves in a checkout and sync_checkout keeps: Python's compiled modules
+# (pytest's rewritten tests among them), the catalogs, the editable install's metadata, mypy's
+# cache (tests/wire/test_types.py: minutes under emulation without it).
+BUILT = re.compile(r"(^|/)__pycache__/|\.mo$|^[^/]+\.egg-info/|^build/|^\.mypy_cache/")
+
+
+def sync_checkout(dest: Path) -> tuple[int, int]:
+    """Make `dest` hold this tree's files: copy those that are new or differ in size or mtime
+    (copied with their mtime, so a compiled module of an unchanged file stays valid), remove
+    the files the tree does not have but for what a build made (BUILT); a test's leftovers
+    (.hypothesis/ ...) go too. (files copied, files removed)"""
+    names = tree_files()
+    copied = 0
+    for name in names:
+        src, dst = (TREE / name).stat(), dest / name
+        with contextlib.suppress(FileNotFoundError):
+            have = dst.stat()
+            if (have.st_size, have.st_mtime_ns) == (src.st_size, src.st_mtime_ns):
+                continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(TREE / name, dst)
+        copied += 1
+    wanted, removed = set(names), 0
+    for path in sorted(dest.rglob("*"), reverse=True):  # a folder after what is in it
+        name = path.relative_to(dest).as_posix()
+        if path.is_dir() and not path.is_symlink():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif name not in wanted and not BUILT.search(name):
+            path.unlink()
+            removed += 1
+    return copied, removed
+
+
+def build_inputs_key() -> str:
+    """What an editable install of the tree depends on, hashed: its metadata and build step
+    (pyproject.toml, setup.py) and the catalogs the build step compiles (i18n/)."""
+    digest = hashlib.sha256()
+    for name in tree_files():
+        if name in ("pyproject.toml", "setup.py") or name.startswith("i18n/"):
+            digest.update(name.encode() + b"\0" + (TREE / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def wheels_key(arch: str) -> str:
+    """What a wheelhouse holds, hashed: fetched again when any of it changes."""
+    recipe = json.dumps([image_key(arch), pip_requirements(arch)])
+    return hashlib.sha256(recipe.encode()).hexdigest()[:12]
 
 
 # --- a chroot on an overlay above the image -----------------------------------------------------
@@ -334,6 +462,9 @@ class Pi:
         self.cache = cache
         self.base = base
         self.children: list[subprocess.Popen] = []
+        self.pip_env: dict[str, str] = {}  # how every pip in the Pi finds its wheels
+        self.wheels_id = ""  # which wheelhouse: its name and when it was fetched
+        self.stopping = threading.Event()  # set on Ctrl-C or SIGTERM: start nothing more
 
     def start(self) -> str:
         """Mount the overlay and what a running system has (proc, sys, dev), copy the checkout
@@ -358,9 +489,6 @@ class Pi:
         self.mounts.mount("--bind", "/dev", target=r / "dev")
         self.mounts.mount("--bind", "/dev/pts", target=r / "dev/pts")
         self.mounts.mount("--bind", "/dev/shm", target=r / "dev/shm")
-        pip_cache = self.cache / "pip" / self.arch  # downloads kept between runs
-        pip_cache.mkdir(parents=True, exist_ok=True)
-        self.mounts.mount("--bind", str(pip_cache), target=r / "root/.cache/pip")
         # Name resolution, the host's trust store (a proxy's own CA, where the host's network
         # has one) and its pip configuration, so pip reaches the same index the same way.
         shutil.copy2("/etc/resolv.conf", r / "etc/resolv.conf", follow_symlinks=True)
@@ -378,34 +506,70 @@ class Pi:
     def copy_checkout(self, where: str) -> int:
         """The project as the owner's clone has it: the tracked and new files of this tree
         (nothing `make` built: no .mo catalogs, no venv)."""
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=TREE,
-            capture_output=True,
-        )
-        if listed.returncode != 0:
-            raise Fatal(f"{PROG}: {TREE} is not a git checkout")
         dest = self.root / where.lstrip("/")
-        copied = 0
-        for name in sorted(set(listed.stdout.decode().split("\0")) - {""}):
-            src = TREE / name
-            if src.is_file():
-                (dest / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dest / name)
-                copied += 1
-        return copied
+        for name in tree_files():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(TREE / name, dest / name)
+        return len(tree_files())
 
     def mount_dev_venv(self) -> Path:
-        """The suites' venv, cached outside the overlay and keyed by the dependencies."""
-        key = hashlib.sha256(json.dumps(dev_requirements()).encode()).hexdigest()[:12]
+        """The suites' venv, cached outside the overlay and made again when the wheels change
+        (other requirements, or fetched again)."""
+        key = hashlib.sha256(json.dumps([dev_requirements(), self.wheels_id]).encode())
         venvs = self.cache / "dev-venv"
-        path = venvs / f"{self.arch}-{key}"
+        path = venvs / f"{self.arch}-{key.hexdigest()[:12]}"
         if not path.exists():
             for old in venvs.glob(f"{self.arch}-*"):
                 remove_tree(old)
         path.mkdir(parents=True, exist_ok=True)
         self.mounts.mount("--bind", str(path), target=self.root / DEV_VENV.lstrip("/"))
         return path
+
+    def mount_dev_checkout(self) -> tuple[int, int]:
+        """The suites' checkout, kept in the cache between runs and brought in line with the
+        tree (sync_checkout), so what Python compiled there last time (the modules, pytest's
+        rewritten tests) is used again; bound at DEV_CHECKOUT. (files copied, files removed)"""
+        path = self.cache / "dev-checkout" / self.arch
+        path.mkdir(parents=True, exist_ok=True)
+        changed = sync_checkout(path)
+        self.mounts.mount("--bind", str(path), target=self.root / DEV_CHECKOUT.lstrip("/"))
+        return changed
+
+    def wheelhouse(self) -> str:
+        """Every wheel pip installs in this run, fetched once into the cache (built by `pip
+        wheel` in the Pi: no compiler there, so a requirement without a wheel fails here as it
+        would on a Pi), keyed by the requirements and fetched again after a week. Then bound
+        read-only at WHEELS, and every pip in the Pi installs from it alone (PIP_NO_INDEX,
+        PIP_FIND_LINKS: what an owner's pip.conf can say too): install.sh runs as it is, and a
+        warm run downloads nothing."""
+        houses = self.cache / "wheels"
+        name = f"{self.arch}-{wheels_key(self.arch)}"
+        final = houses / name
+        done = final / ".pi-check-wheels"
+        what = "cached"
+        if not done.exists() or time.time() - done.stat().st_mtime > WHEELS_MAX_AGE_S:
+            what = "fetched"
+            for old in sorted(houses.glob(f"*{self.arch}-*")):
+                remove_tree(old)  # other requirements, too old, half-fetched
+            building = houses / f".fetching-{name}"
+            building.mkdir(parents=True)
+            target = self.root / WHEELS.lstrip("/")
+            self.mounts.mount("--bind", str(building), target=target)
+            self.write("/tmp/pi-check-requirements.txt", "\n".join(pip_requirements(self.arch)))
+            self.ok(
+                f"python3 -m pip wheel --quiet --wheel-dir {WHEELS} "
+                "-r /tmp/pi-check-requirements.txt",
+                "pip wheel (the wheelhouse)",
+                timeout=3600,
+            )
+            self.mounts.unmount(target)
+            (building / ".pi-check-wheels").write_text(json.dumps(pip_requirements(self.arch)))
+            building.rename(final)
+        self.mounts.mount("--bind", "-o", "ro", str(final), target=self.root / WHEELS.lstrip("/"))
+        self.pip_env = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": WHEELS}
+        self.wheels_id = f"{name}@{done.stat().st_mtime_ns}"
+        wheels = len(list(final.glob("*.whl")))
+        return f"{what} {wheels} wheels ({final}); pip in the Pi installs from them alone"
 
     # -- running things inside ----------------------------------------------------------------
 
@@ -431,6 +595,7 @@ class Pi:
             if name in os.environ:
                 base[name] = os.environ[name]
         base["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+        base.update(self.pip_env)
         base["PIP_DEFAULT_TIMEOUT"] = os.environ.get("PIP_DEFAULT_TIMEOUT", "120")
         if ids is not None:
             base["HOME"] = "/nonexistent"
@@ -452,41 +617,41 @@ class Pi:
         self,
         script: str,
         *,
+        what: str = "",
         ids: Ids | None = None,
         env: dict[str, str] | None = None,
         timeout: float = 300,
     ) -> subprocess.CompletedProcess[str]:
-        """Run a bash script inside (as root, or as `ids`); output captured."""
-        proc = subprocess.Popen(
-            self.argv(["/bin/bash", "-c", script], ids=ids, env=env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            raise Failed(f"timed out after {timeout:g} s: {_last(err or out)}") from None
-        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        """Run a bash script inside (as root, or as `ids`); output captured (run_bounded)."""
+        if self.stopping.is_set():
+            raise Failed("not run: pi-check was stopped")
+        argv = self.argv(["/bin/bash", "-c", script], ids=ids, env=env)
+        done, ended = run_bounded(argv, timeout=timeout, stopping=self.stopping)
+        if not ended:
+            why = (
+                "stopped (pi-check was interrupted)"
+                if self.stopping.is_set()
+                else (f"timed out after {timeout:g} s")
+            )
+            raise self.failed(what or script.split()[0], done, why)
+        return done
 
     def ok(self, script: str, what: str, **kw) -> str:
         """`sh`, failing the check unless it exits 0; returns stdout."""
-        done = self.sh(script, **kw)
+        done = self.sh(script, what=what, **kw)
         if done.returncode != 0:
             raise self.failed(what, done)
         return done.stdout
 
-    def failed(self, what: str, done: subprocess.CompletedProcess[str]) -> Failed:
+    def failed(self, what: str, done: subprocess.CompletedProcess[str], why: str = "") -> Failed:
         """A Failed naming the last line said, the whole output kept in a log file."""
         logs = self.cache / "logs" / self.arch
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / (re.sub(r"[^\w.-]+", "-", what).strip("-")[:60] + ".log")
         log.write_text(f"$ {done.args[-1]}\n{done.stdout}\n--- stderr\n{done.stderr}")
         last = _last(done.stderr or done.stdout)
-        return Failed(f"{what} exited {done.returncode}: {last} (whole output: {log})")
+        why = why or f"exited {done.returncode}"
+        return Failed(f"{what} {why}: {last} (whole output: {log})", log)
 
     def spawn(self, cmd: list[str], *, ids: Ids | None, env: dict[str, str] | None) -> Process:
         """Start a long-running command inside; its output is collected as it comes."""
@@ -613,6 +778,7 @@ class Result:
     ok: bool
     seconds: float
     detail: str
+    load: str = field(default_factory=lambda: load())  # the machine's, as the check ended
 
 
 class Checks:
@@ -628,18 +794,25 @@ class Checks:
         if self.stopping.is_set():
             return self._record(arch, name, False, 0.0, "not run (pi-check was stopped)")
         start = time.monotonic()
+        log = None
         try:
             detail, ok = check(), True
         except Failed as exc:
-            detail, ok = str(exc), False
+            detail, ok, log = str(exc), False, exc.log
         except (OSError, subprocess.SubprocessError, Fatal) as exc:
             detail, ok = f"{type(exc).__name__}: {exc}", False
-        return self._record(arch, name, ok, time.monotonic() - start, detail)
+        return self._record(arch, name, ok, time.monotonic() - start, detail, log)
 
-    def _record(self, arch: str, name: str, ok: bool, seconds: float, detail: str) -> bool:
+    def _record(
+        self, arch: str, name: str, ok: bool, seconds: float, detail: str, log: Path | None = None
+    ) -> bool:
         with self._lock:
             self.results.append(Result(f"{arch}: {name}", ok, seconds, detail))
             say(f"  {'pass' if ok else 'FAIL'} {seconds:6.1f} s  {arch:5}  {name}: {detail}")
+            if log is not None:  # what it said last, where a CI log shows it
+                say(f"         the end of {log}:")
+                for line in _read(log).rstrip().splitlines()[-TAIL_LINES:]:
+                    say(f"         | {line}")
         return ok
 
     def note(self, arch: str, text: str) -> None:
@@ -997,13 +1170,18 @@ def check_suites(pi: Pi) -> str:
         )
         (venv / ".pi-check-ready").write_text("\n")
     # A developer's checkout as `make` sets it up (the editable install compiles the catalogs),
-    # apart from the owner's, which install.sh builds at the same time.
-    pi.copy_checkout(DEV_CHECKOUT)
-    pi.ok(
-        f"cd {DEV_CHECKOUT} && {DEV_VENV}/bin/python -m pip install -q --no-deps -e .",
-        "pip install -e .",
-        timeout=900,
-    )
+    # apart from the owner's, which install.sh builds at the same time. Installed again, as
+    # `make` does, when what the install depends on changed (or the venv is new).
+    copied, removed = pi.mount_dev_checkout()
+    stamp, key = venv / ".pi-check-editable", build_inputs_key()
+    installed = not stamp.exists() or stamp.read_text() != key
+    if installed:
+        pi.ok(
+            f"cd {DEV_CHECKOUT} && {DEV_VENV}/bin/python -m pip install -q --no-deps -e .",
+            "pip install -e .",
+            timeout=900,
+        )
+        stamp.write_text(key)
     locale = pi.root / DEV_CHECKOUT.lstrip("/") / "i18n/locale"
     catalogs = list(locale.glob("*/LC_MESSAGES/*.po"))
     missing = [po.parent.parent.name for po in catalogs if not po.with_suffix(".mo").exists()]
@@ -1015,14 +1193,20 @@ def check_suites(pi: Pi) -> str:
     # minutes here, as it would on a Pi Zero 2 W. It guards against hangs, not slowness.
     done = pi.sh(
         f"cd {DEV_CHECKOUT} && {DEV_VENV}/bin/python -m pytest -n 2 --dist worksteal -q "
-        f"-p no:cacheprovider --timeout={SUITE_TIMEOUT_S} tests/firmware tests/wire",
+        f"-p no:cacheprovider --timeout={SUITE_TIMEOUT_S} --durations=20 tests/firmware tests/wire",
+        what="pytest",
         timeout=3600,
     )
+    log = pi.failed("pytest", done).log  # kept whether it passed or not: the slowest tests
     summary = _last(done.stdout)
     if done.returncode != 0:
         failed = [ln for ln in done.stdout.splitlines() if ln.startswith("FAILED")]
-        raise Failed(f"{pi.failed('pytest', done)}; {'; '.join(failed[:5])}")
-    return f"{summary} (pytest ran {time.monotonic() - start:.0f} s)"
+        raise Failed(f"pytest exited {done.returncode}: {summary}; {'; '.join(failed[:5])}", log)
+    editable = "installed -e" if installed else "the -e install reused"
+    return (
+        f"{summary} (pytest ran {time.monotonic() - start:.0f} s; checkout: {copied} files "
+        f"copied, {removed} removed, {editable}; output: {log})"
+    )
 
 
 def arm64_checks(pi: Pi, checks: Checks, suites: bool) -> None:
@@ -1087,6 +1271,29 @@ def _terminate(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # so every `finally` unmounts
 
 
+def one_at_a_time(path: Path = LOCK) -> IO[str]:
+    """This machine's pi-check lock, held until the process ends: binfmt_misc and qemu's entries
+    are the machine's, and a second run would unmount what the first still uses. Waits for a
+    run already going (Ctrl-C still ends the wait)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.open("a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        say(f"{PROG}: another pi-check runs on this machine (pid {lock.read().strip()}); waiting")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+    return lock
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -1095,11 +1302,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip-suites", action="store_true", help="not the emulated test suites (quicker)"
     )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("PI_CHECK_CACHE", CACHE)),
+        help=f"images, wheels and venvs kept between runs ($PI_CHECK_CACHE, default {CACHE})",
+    )
     args = parser.parse_args(argv)
     arches = args.arch or list(ARCHES)
-    cache = Path(os.environ.get("PI_CHECK_CACHE", "/var/cache/unoattack-pi-check"))
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGHUP, _terminate)
+    cache = args.cache.resolve()
     started = time.monotonic()
     checks = Checks()
     host = Mounts()  # binfmt_misc, if this run mounted it
@@ -1112,7 +1323,7 @@ def main(argv: list[str] | None = None) -> int:
         base: list[Path] = []
 
         def get_image() -> str:
-            path, what = image(cache, arch, mirror)
+            path, what = image(cache, arch, mirror, checks.stopping)
             base.append(path)
             return what
 
@@ -1120,9 +1331,12 @@ def main(argv: list[str] | None = None) -> int:
             return
         mounts = Mounts()
         pi = Pi(cache, arch, base[0], mounts)
+        pi.stopping = checks.stopping
         pis.append(pi)
         try:
-            if checks.run(arch, "chroot on an overlay of the image", pi.start):
+            if checks.run(arch, "chroot on an overlay of the image", pi.start) and checks.run(
+                arch, "the wheels pip installs (cached)", pi.wheelhouse
+            ):
                 if arch == "arm64":
                     arm64_checks(pi, checks, not args.skip_suites)
                 else:
@@ -1134,8 +1348,13 @@ def main(argv: list[str] | None = None) -> int:
                 checks.note(arch, f"could not unmount {', '.join(stuck)} (detached lazily)")
 
     threads = [threading.Thread(target=run_arch, args=(a,), name=a) for a in arches]
+    lock: IO[str] | None = None
     try:
         need_root()
+        signal.signal(signal.SIGTERM, _terminate)
+        signal.signal(signal.SIGHUP, _terminate)
+        lock = one_at_a_time()
+        say(f"{PROG}: cache {cache}; load average {load()}")
         install_host_tools(arches)
         enable_binfmt(arches, host)
         for thread in threads:
@@ -1146,21 +1365,36 @@ def main(argv: list[str] | None = None) -> int:
     except Fatal as exc:
         print(str(exc), file=sys.stderr)
         return exc.code
-    except BaseException:
+    except (KeyboardInterrupt, SystemExit) as exc:
+        # Stopped (Ctrl-C, SIGTERM, SIGHUP): whatever runs in a chroot is killed, each worker
+        # unmounts its own; nothing interrupts the clean-up.
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_IGN)
         checks.stopping.set()
         for pi in list(pis):
-            pi.stop()  # the workers' commands end; each unmounts its own chroot
+            pi.stop()
         for thread in threads:
             if thread.is_alive():
                 thread.join()
-        raise
+        host.unmount_all()
+        left = mounts_under(cache)
+        code = exc.code if isinstance(exc, SystemExit) else 128 + signal.SIGINT
+        print(
+            f"{PROG}: stopped; "
+            + (f"still mounted: {', '.join(left)}" if left else "nothing left mounted"),
+            file=sys.stderr,
+        )
+        return int(code) if isinstance(code, int) else 1
     finally:
         host.unmount_all()
+        if lock is not None:
+            lock.close()
     minutes, seconds = divmod(time.monotonic() - started, 60)
-    say(f"{PROG}: summary (took {int(minutes)}m {seconds:04.1f}s; details above)")
+    say(f"{PROG}: summary (took {int(minutes)}m {seconds:04.1f}s, load average now {load()})")
     for r in sorted(checks.results, key=lambda r: r.name.split(":")[0]):
         arch, name = r.name.split(": ", 1)
-        say(f"  {'pass' if r.ok else 'FAIL'} {r.seconds:6.1f} s  {arch:5}  {name}")
+        state = "pass" if r.ok else "FAIL"
+        say(f"  {state} {r.seconds:6.1f} s  load {r.load:>4}  {arch:5}  {name}")
     passed = sum(r.ok for r in checks.results)
     failed = len(checks.results) - passed
     say(f"{PROG}: {passed} passed, {failed} failed")

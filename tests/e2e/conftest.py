@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
 import select
 import signal
@@ -208,20 +207,6 @@ def serving_box(work: Path, pattern: list[int]) -> Iterator[BoxProcess]:
     finally:
         box.stop()
         box.kill()
-
-
-def read_lines(stream: Any) -> queue.Queue[Any]:
-    """Lines of a child's text ``stream`` as they come, read by a thread (``get(timeout=)``
-    never hangs a test on a child that stays quiet); an empty line once it ends."""
-    lines: queue.Queue[Any] = queue.Queue()
-
-    def pump() -> None:
-        for line in stream:
-            lines.put(line)
-        lines.put(b"" if "b" in getattr(stream, "mode", "") else "")
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
 
 
 @pytest.fixture

@@ -20,7 +20,8 @@ import pytest
 from engine.cli import main
 from tests.conftest import ROOT
 from tests.ctrl_c import interrupt
-from tests.e2e.conftest import BoxProcess, read_lines, serving_box
+from tests.e2e.conftest import BoxProcess, serving_box
+from tests.wait import read_lines
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
 EXAMPLES = ROOT / "docs" / "examples"

@@ -281,7 +281,8 @@ def test_a_busy_pin_is_said_in_the_language_by_the_command(tmp_path):
         "--lang", "cy", "run", "--port", "none", "--config", str(config),
         tmp_path=tmp_path, env={"SIMCHIP_BUSY": "27"},
     )  # fmt: skip
-    _out, err = proc.communicate(timeout=60)
+    proc.communicate(timeout=60)
+    err = proc.err  # (a file, not a pipe: LauncherProcess)
     busy = i18n.language("cy").gettext(
         "GPIO {number} ([pins] {name}) is busy: another program holds it (a second launcher, "
         "gpioset or gpiomon, a device-tree overlay); stop it or wire {name} to another pin"

@@ -74,7 +74,8 @@ def test_presses_while_ejecting_are_queued_and_served_in_order(make_box):
         box.daemon.press()
     fires = box.wait_fires(4)
     assert [f["press_id"] for f in fires] == sorted(f["press_id"] for f in fires)
-    assert all(f["reason"] == "fired" and f["ejected"] == 2 for f in fires)
+    said = [(f["reason"], f["ejected"], f.get("extra")) for f in fires]
+    assert all(f["reason"] == "fired" and f["ejected"] == 2 for f in fires), said
     assert box.plant.ejected_total == 8
     assert_one_fire_per_press(box)
 

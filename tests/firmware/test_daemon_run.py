@@ -5,10 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,34 +24,93 @@ from firmware.pins import claim_pins
 from firmware.run import _parse_console
 from tests.conftest import ROOT
 from tests.firmware.conftest import write_config
-from tests.wait import wait_until
+from tests.wait import WAIT, read_lines, wait_until
 
 
-def _launcher(
-    *args: str, env: dict | None = None, module: str = "firmware.cli"
-) -> subprocess.Popen:
-    """``launcher ARGS`` as a process with pipes (``module``: tests.simchip runs it on the
-    simulated chip)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", module, *args],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
+class LauncherProcess(subprocess.Popen[str]):
+    """``launcher ARGS`` as a process, its stdin and stdout piped. Its stderr goes to a file,
+    never to a pipe: a pipe nobody reads while the test reads stdout stops a chatty daemon once
+    it holds 64 KiB, and the test with it. Its stdout's JSON lines are read with a deadline
+    (``read_until``, ``read_to_end``): a daemon that goes quiet fails the test, saying what it
+    printed, instead of hanging it."""
 
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        fd, path = tempfile.mkstemp(prefix="launcher-stderr-")
+        try:
+            # Two opens of one file: the child's appends (O_APPEND) never move where this
+            # process reads from. Nameless at once: nothing to clean up.
+            self._err_w = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed in __del__)
+            self._err_r = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+        finally:
+            os.close(fd)
+            os.unlink(path)
+        super().__init__(
+            argv,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err_w,
+            text=True,
+            env=env,
+        )
+        self.seen: list[dict] = []  # the JSON lines read so far, in order
+        self._lines: queue.Queue[str] | None = None
 
-def _read_until(proc: subprocess.Popen, predicate, limit: int = 500) -> dict:
-    for _ in range(limit):
-        line = proc.stdout.readline()
+    @property
+    def err(self) -> str:
+        """Everything it wrote on stderr so far."""
+        self._err_r.seek(0)
+        return self._err_r.read()
+
+    def line(self, timeout: float = WAIT) -> str:
+        """The next line on stdout, as it is (``""`` once stdout has ended)."""
+        return self._line(time.monotonic() + timeout, timeout)
+
+    def read_until(self, predicate: Callable[[dict], object], timeout: float = WAIT) -> dict:
+        """The next JSON line on stdout that ``predicate`` accepts (those before it: ``seen``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            item = self._next(deadline, timeout)
+            if item is None:
+                raise AssertionError(f"stdout ended first (exit {self.poll()}){self._said()}")
+            if predicate(item):
+                return item
+
+    def read_to_end(self, timeout: float = WAIT) -> list[dict]:
+        """The JSON lines left on stdout until it ends (the process exited)."""
+        deadline, start = time.monotonic() + timeout, len(self.seen)
+        while self._next(deadline, timeout) is not None:
+            pass
+        return self.seen[start:]
+
+    def _line(self, deadline: float, timeout: float) -> str:
+        if self._lines is None:
+            self._lines = read_lines(self.stdout)
+        try:
+            return self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f"nothing more within {timeout:g} s{self._said()}") from None
+
+    def _next(self, deadline: float, timeout: float) -> dict | None:
+        line = self._line(deadline, timeout)
         if not line:
-            break
-        item = json.loads(line)
-        if predicate(item):
-            return item
-    raise AssertionError(f"stream ended first; stderr: {proc.stderr.read()[-2000:]}")
+            return None
+        self.seen.append(json.loads(line))
+        return self.seen[-1]
+
+    def _said(self) -> str:
+        return f"; last lines {self.seen[-5:]}; stderr: {self.err[-2000:]}"
+
+    def __del__(self) -> None:
+        for stream in (self._err_w, self._err_r):
+            stream.close()
+        super().__del__()
+
+
+def _launcher(*args: str, env: dict | None = None, module: str = "firmware.cli") -> LauncherProcess:
+    """``launcher ARGS`` as a process (``module``: tests.simchip runs it on the simulated
+    chip)."""
+    return LauncherProcess([sys.executable, "-m", module, *args], {**os.environ, **(env or {})})
 
 
 def _wait_file(path: Path, predicate, timeout: float = 10.0) -> None:
@@ -77,15 +140,15 @@ def test_a_stop_signal_mid_burst_turns_every_output_off_and_exits_0(tmp_path, st
     try:
         proc.stdin.write("press\n")
         proc.stdin.flush()
-        _read_until(proc, lambda e: e.get("kind") == "state" and e.get("to") == "ejecting")
+        proc.read_until(lambda e: e.get("kind") == "state" and e.get("to") == "ejecting")
         _wait_file(state, lambda data: data["ejected_total"] >= 1)  # mid-burst, cards out
         proc.send_signal(stop)
-        fire = _read_until(proc, lambda e: e.get("kind") == "fire")
-        exit_line = _read_until(proc, lambda e: e.get("type") == "exit")
+        fire = proc.read_until(lambda e: e.get("kind") == "fire")
+        exit_line = proc.read_until(lambda e: e.get("type") == "exit")
         code = proc.wait(10)
     finally:
         proc.kill()
-    stderr = proc.stderr.read()
+    stderr = proc.err
     assert code == 0, stderr
     assert fire["reason"] == "stopping" and 1 <= fire["ejected"] < 12
     outputs = exit_line["outputs"]
@@ -104,7 +167,7 @@ def test_sigint_when_idle_exits_0(tmp_path):
     try:
         proc.stdin.write("status\n")
         proc.stdin.flush()
-        reply = _read_until(proc, lambda e: e.get("type") == "reply")
+        reply = proc.read_until(lambda e: e.get("type") == "reply")
         assert reply["ok"] and reply["state"] == "idle"
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0
@@ -154,11 +217,11 @@ def test_plant_state_survives_a_restart(tmp_path):
         proc = _launcher("run", "--mock", "--console", "--config", config,
                          "--plant-state", str(state))  # fmt: skip
         try:
-            hello = _read_until(proc, lambda e: e.get("kind") == "hello")
+            hello = proc.read_until(lambda e: e.get("kind") == "hello")
             assert hello["hopper"] == expected_hopper  # what the last run left in the hopper
             proc.stdin.write("press\n")
             proc.stdin.flush()
-            assert _read_until(proc, lambda e: e.get("kind") == "fire")["ejected"] == 2
+            assert proc.read_until(lambda e: e.get("kind") == "fire")["ejected"] == 2
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(10) == 0
         finally:
@@ -172,7 +235,8 @@ def test_plant_state_survives_a_restart(tmp_path):
 def test_a_bad_config_exits_78_with_one_line(tmp_path):
     bad = write_config(tmp_path / "bad.toml", {"limits.ejector_max_on_ms": -5})
     proc = _launcher("run", "--mock", "--config", str(bad))
-    out, err = proc.communicate(timeout=20)
+    out, _ = proc.communicate(timeout=20)
+    err = proc.err
     assert proc.returncode == 78
     assert len(err.strip().splitlines()) == 1 and "ejector_max_on_ms" in err
     assert out == ""
@@ -181,8 +245,8 @@ def test_a_bad_config_exits_78_with_one_line(tmp_path):
 def test_plant_state_without_mock_is_a_usage_error(tmp_path):
     proc = _launcher("run", "--plant-state", str(tmp_path / "p.json"),
                      "--config", str(write_config(tmp_path / "c.toml")))  # fmt: skip
-    _, err = proc.communicate(timeout=20)
-    assert proc.returncode == 2 and "--plant-state" in err
+    proc.communicate(timeout=20)
+    assert proc.returncode == 2 and "--plant-state" in proc.err
 
 
 def test_port_pty_prints_the_port_first(tmp_path):
@@ -190,7 +254,7 @@ def test_port_pty_prints_the_port_first(tmp_path):
     proc = _launcher("run", "--mock", "--port", "pty",
                      "--config", str(write_config(tmp_path / "c.toml")))  # fmt: skip
     try:
-        first = proc.stdout.readline()
+        first = proc.line()
         assert first.startswith("PORT /dev/")
         assert Path(first.split(" ", 1)[1].strip()).exists()
         proc.send_signal(signal.SIGTERM)
@@ -253,7 +317,7 @@ def test_gpiozero_pin_factory_mock_means_mock_pins_and_plant(tmp_path):
     proc = _launcher("run", "--console", "--config", str(write_config(tmp_path / "c.toml")),
                      env={"GPIOZERO_PIN_FACTORY": "mock"})  # fmt: skip
     try:
-        hello = _read_until(proc, lambda e: e.get("kind") == "hello")
+        hello = proc.read_until(lambda e: e.get("kind") == "hello")
         assert hello["hopper"] == 60  # the plant's hopper: mock pins with the plant
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
@@ -267,7 +331,7 @@ def test_a_burst_of_signals_still_exits_0(tmp_path):
     proc = _launcher("run", "--mock", "--console",
                      "--config", str(write_config(tmp_path / "c.toml")))  # fmt: skip
     try:
-        _read_until(proc, lambda e: e.get("kind") == "hello")
+        proc.read_until(lambda e: e.get("kind") == "hello")
         for _ in range(200):
             proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0

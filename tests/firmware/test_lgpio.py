@@ -27,7 +27,7 @@ from firmware.loop import FakeClock
 from firmware.pins import make_factory
 from tests.conftest import ROOT
 from tests.firmware.conftest import write_config
-from tests.firmware.test_daemon_run import _launcher
+from tests.firmware.test_daemon_run import LauncherProcess, _launcher
 from tests.firmware.test_devices import Posts, RecordingGuard
 from tests.simchip import lgpio as sim
 from tests.simchip.chip import PULL_DOWN, PULL_UP
@@ -317,7 +317,7 @@ def test_a_pin_another_program_holds_is_one_line_and_nothing_stays_claimed(
 # -- whole commands on the simulated chip ------------------------------------------------------
 
 
-def _simchip(*args: str, tmp_path: Path, env: dict[str, str] | None = None) -> Any:
+def _simchip(*args: str, tmp_path: Path, env: dict[str, str] | None = None) -> LauncherProcess:
     """``launcher ARGS`` on the simulated chip (``python -m tests.simchip``), its pins lock in
     ``tmp_path``."""
     return _launcher(
@@ -342,7 +342,8 @@ def test_launcher_run_on_real_pin_failures_prints_one_line(
 ) -> None:
     config = write_config(tmp_path / "box.toml")
     proc = _simchip("run", "--port", "none", "--config", str(config), tmp_path=tmp_path, env=env)
-    _out, err = proc.communicate(timeout=60)
+    proc.communicate(timeout=60)
+    err = proc.err
     assert proc.returncode == code, err
     assert err.count("\n") == 1 and err.startswith(line), err
 
@@ -363,19 +364,14 @@ def test_launcher_run_on_lgpio_fires_and_sigterm_turns_every_output_off(tmp_path
         assert b"STATUS=idle; motor ejector; lgpio, simulated chip pins" in ready
         proc.stdin.write("press\n")
         proc.stdin.flush()
-        seen: list[dict] = []
-        for line in proc.stdout:
-            seen.append(json.loads(line))
-            if seen[-1].get("kind") == "state" and seen[-1].get("to") == "ejecting":
-                break
+        proc.read_until(lambda e: e.get("kind") == "state" and e.get("to") == "ejecting")
         proc.send_signal(signal.SIGTERM)
-        for line in proc.stdout:
-            seen.append(json.loads(line))
+        proc.read_to_end()
         code = proc.wait(30)
     finally:
         proc.kill()
         notify.close()
-    err = proc.stderr.read()
+    err, seen = proc.err, proc.seen
     assert code == 0, err
     fire = next(e for e in seen if e.get("kind") == "fire")
     assert fire["reason"] in ("stopping", "fired")
@@ -389,8 +385,8 @@ def test_launcher_bench_on_lgpio_measures_the_plant(tmp_path: Path) -> None:
         "bench", "--config", str(config), "--mode", "dispense", "--presses", "3", "--burst", "4",
         "--json", tmp_path=tmp_path,
     )  # fmt: skip
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, proc.err
     summary = json.loads(out)["summary"]
     assert summary["pins"] == "lgpio, simulated chip"
     assert summary["cards"] == 12 and summary["reasons"] == {"fired": 3}

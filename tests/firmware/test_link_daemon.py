@@ -3,10 +3,8 @@ as a subprocess."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +15,8 @@ from firmware.journal import SqliteJournal
 from firmware.link import Link
 from tests.firmware.conftest import write_config
 from tests.firmware.linkhelp import Host
+from tests.firmware.test_daemon_run import _launcher
 from wire import protocol as p
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -161,30 +158,12 @@ def test_a_resend_read_as_the_first_copy_finishes_runs_the_press_once(
 def test_launcher_run_with_a_pty_port_serves_a_host(tmp_path: Path):
     config = write_config(tmp_path / "launcher.toml")
     journal = tmp_path / "journal.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "firmware.cli",
-            "run",
-            "--mock",
-            "--port",
-            "pty",
-            "--config",
-            str(config),
-            "--journal",
-            str(journal),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    proc = _launcher(
+        "run", "--mock", "--port", "pty", "--config", str(config), "--journal", str(journal)
     )
     host = None
     try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
+        first = proc.line()
         assert first.startswith("PORT /dev/"), first
         host = Host(first.split()[1])
         reply = host.command("hello", stream=None, seq=0)
@@ -201,7 +180,7 @@ def test_launcher_run_with_a_pty_port_serves_a_host(tmp_path: Path):
         except subprocess.TimeoutExpired:
             proc.kill()
             raise
-    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    assert code == 0, proc.err
 
 
 def test_the_host_takes_strays_from_the_boxs_stray_events(make_box, tmp_path):

@@ -65,8 +65,11 @@ def test_a_dry_press_can_fake_a_start_and_fire_nothing(make_box) -> None:
     assert len(whirs) == 1 and (whirs[0][1] - whirs[0][0]) // _MS >= 80
     assert _runs(box.plant.output_log, "ejector_forward") == []
     assert box.plant.hopper == hopper  # nothing left the box
+    # the fire is told before the machine leaves spinup: wait for the end of the burst (a busy
+    # machine, or an emulated Pi, gets there late)
+    box.wait_state("idle")
     states = [e["to"] for e in box.daemon.events if e["kind"] == "state"]
-    assert states[-3:] == ["spinup", "cooldown", "idle"] or box.daemon.state == "cooldown"
+    assert states[-3:] == ["spinup", "cooldown", "idle"]  # never ejecting
     assert box.daemon.call(lambda: box.daemon.presses.jam.dry_streak) == 1
 
 
@@ -113,7 +116,11 @@ def test_retraction_runs_after_the_burst_and_before_its_fire(make_box) -> None:
     assert fire["ejected"] == 3 and fire["extra"] == len(coasted) < coast
     assert all(t < back[0][0] for t in coasted)
     assert (back[0][1] - back[0][0]) // _MS >= 90
-    assert abs(fire["retract_ms"] - (back[0][1] - back[0][0]) // _MS) <= 1
+    # The daemon dates the retraction right after its last pin write at either end: the speed
+    # set on EN as it starts (after the IN pin), the IN pin let go as it ends (after EN). Dated
+    # from the IN pin's own run it would count the writes between, milliseconds on a slow Pi.
+    started = _runs(log, "ejector_enable")[-1][0]
+    assert back[0][0] <= started and abs(fire["retract_ms"] - (back[0][1] - started) // _MS) <= 1
     assert [v for n, _, v in log if n == "ejector_enable"][-2:] == [0.5, 0]  # at its speed
     box.wait_state("idle")
     assert box.power_outputs_off()

@@ -15,7 +15,8 @@ import pytest
 
 from firmware.cli import main
 from firmware.send import OPS as SEND_OPS
-from tests.e2e.conftest import BoxProcess, read_lines, serving_box
+from tests.e2e.conftest import BoxProcess, serving_box
+from tests.wait import read_lines
 from wire import ops
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -282,26 +282,22 @@ def test_run_writes_the_sound_log_on_mock_pins(tmp_path: Path) -> None:
     import subprocess
     import sys
 
+    from tests.firmware.test_daemon_run import _launcher
     from tests.wait import wait_until
 
     log = tmp_path / "sound.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", "run", "--mock", "--console", "--sound-log",
-         str(log)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = _launcher("run", "--mock", "--console", "--sound-log", str(log))
     try:
         proc.stdin.write("dispense 2\n")  # type: ignore[union-attr]
         proc.stdin.flush()  # type: ignore[union-attr]
-        for line in proc.stdout:  # type: ignore[union-attr]
-            if '"kind":"fire"' in line:
-                break
+        proc.read_until(lambda e: e.get("kind") == "fire")
         # the log is written as the cues come: ready, press, and the fire's
         wait_until(lambda: log.read_text().count("\n") >= 3, what="the fire's cue in the log")
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-    assert proc.returncode == 0
+        proc.read_to_end(timeout=30)
+        proc.wait(30)
+    assert proc.returncode == 0, proc.err
     cues = [json.loads(line) for line in log.read_text().splitlines()]
     assert [c["event"] for c in cues][:2] == ["ready", "press"]
     assert set(cues[0]) == {"t_ms", "event", "file", "duration_ms"}

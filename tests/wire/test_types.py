@@ -14,6 +14,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
 
@@ -26,6 +28,7 @@ def test_the_checked_paths_are_every_package_whole() -> None:
     assert "exclude" not in CONFIG and all((ROOT / path).is_dir() for path in CONFIG["files"])
 
 
+@pytest.mark.slow  # minutes without its cache (a fresh clone; an emulated Pi): run first
 def test_mypy_is_clean_on_the_checked_paths() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-error-summary", "--no-color-output"],
