@@ -404,7 +404,7 @@ class Section:
 
 def read_toml(path: Path) -> dict[str, Any]:
     try:
-        data = path.read_bytes()
+        data = textfile.read_bytes(path)  # (at most textfile.MOST_BYTES: not /dev/zero)
     except OSError as exc:
         raise ConfigError(textfile.cannot_read(path, exc).render()) from None
     try:

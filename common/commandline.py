@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
+import errno
 import functools
 import importlib
 import importlib.util
+import io
 import math
 import os
+import re
 import select
 import signal
 import stat
@@ -21,36 +25,46 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import FrameType
-from typing import TextIO
+from typing import Any, TextIO
 
 import i18n
+from common.entry import EXIT_INTERRUPTED
 
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DISTRIBUTION = "unoattack-launcher"  # the package both `launcher` and `unoattack` come in
 
 
 MAX_DIGITS = 100  # a count longer than this is no count (int() refuses 4,300 digits and more)
 
 
-def digits(text: str) -> int | None:
-    """`text` as a whole number when it is 1 to `MAX_DIGITS` ASCII digits (0-9), else None.
+def digits(text: str, most: int = MAX_DIGITS) -> int | None:
+    """`text` as a whole number when it is 1 to `most` ASCII digits (0-9), else None.
     `str.isdigit` alone also takes "²" and "٣", which `int` refuses or reads otherwise: a count
-    a person types or a request sends is read here."""
-    if 0 < len(text) <= MAX_DIGITS and text.isascii() and text.isdigit():
+    a person types or a request sends is read here. (`most` stays under the 4,300 digits
+    `int` reads.)"""
+    if 0 < len(text) <= most and text.isascii() and text.isdigit():
         return int(text)
     return None
 
 
+def integer(text: str, most: int = MAX_DIGITS) -> int | None:
+    """`text` as a whole number when it is `digits`, or `-` and digits; else None. (`int`
+    alone also reads "٥", "５", " 5", "+5" and "1_000".)"""
+    number = digits(text.removeprefix("-"), most)
+    if number is None:
+        return None
+    return -number if text.startswith("-") else number
+
+
 def whole_number(text: str) -> int:
-    """argparse type for counts: a one-line "expected a whole number" instead of a traceback."""
-    try:
-        return int(text)
-    except ValueError:
+    """argparse type for counts and seeds (`integer`): a one-line "expected a whole number"
+    naming at most the first 40 characters given, instead of a traceback."""
+    number = integer(text)
+    if number is None:
         raise argparse.ArgumentTypeError(
-            i18n._("expected a whole number, got {text!r}").format(text=text)
-        ) from None
+            i18n._("expected a whole number, got {text!r}").format(text=_shown(text))
+        )
+    return number
 
 
 def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
@@ -69,15 +83,72 @@ def whole_number_from(lo: int, hi: int) -> Callable[[str], int]:
     return parse
 
 
+_DECIMAL = re.compile(rf"-?(?:[0-9]{{1,{MAX_DIGITS}}}(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+_LONG_WORD = re.compile(r"\S{201,}")
+
+
+def one_line(text: object) -> str:
+    """An error line as a command prints it: a control character or a line break in it (from
+    a value given: `--deck $'a\\n\\x1b[2J'`, a file name) escaped (`\\n`, `\\x1b`), and a
+    word longer than 200 characters (no path is: a value pasted by mistake) cut to its first
+    60. The one place: every command's stderr line goes through it."""
+    escaped = "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in str(text)
+    )
+    return _LONG_WORD.sub(lambda m: m.group()[:60] + "...", escaped)
+
+
+def goes_with(needed: str, given: Mapping[str, bool]) -> str | None:
+    """The refusal of the first option `given` (True: the user set it) that only `needed`
+    reads, or None: an option that would do nothing is refused, never silently ignored
+    (`demo --http ...` without --web, `schedule --seed 5` without --sim)."""
+    for option, is_given in given.items():
+        if is_given:
+            return i18n._("{option} goes with {needed}: add {needed}").format(
+                option=option, needed=needed
+            )
+    return None
+
+
+def say_error(prog: str, message: object) -> None:
+    """`prog: message` on stderr, as `one_line`."""
+    print(one_line(f"{prog}: {message}"), file=sys.stderr)
+
+
+def _shown(text: str) -> str:
+    """What a refusal quotes of a value given: its first 40 characters."""
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def decimal_number(text: str) -> float | None:
+    """`text` as a number when it is ASCII digits with a point perhaps, and a `-` perhaps
+    (`5`, `0.5`, `.5`, `-1`), else None: `float` alone also reads "٥", "1_0", "nan" and
+    "1e999"."""
+    return float(text) if _DECIMAL.fullmatch(text) else None
+
+
+def decimal(text: str) -> float:
+    """argparse type for a number a person types (`decimal_number`); the command checks its
+    range."""
+    value = decimal_number(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            i18n._("expected a number (like 5 or 0.5), got {text!r}").format(text=_shown(text))
+        )
+    return value
+
+
 def seconds(text: str) -> float:
-    """argparse type for a wait: a number of seconds above 0 and finite (`5`, `0.5`)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    """argparse type for a wait: a number of seconds above 0 (`5`, `0.5`)."""
+    value = decimal_number(text) or 0.0
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(
-            i18n._("expected seconds above 0 (like 5 or 0.5), got {text!r}").format(text=text)
+            i18n._("expected seconds above 0 (like 5 or 0.5), got {text!r}").format(
+                text=_shown(text)
+            )
         )
     return value
 
@@ -120,7 +191,7 @@ class _Parser(argparse.ArgumentParser):
                 )
                 message = said.format(choices=", ".join(sub.choices))
 
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, one_line(f"{self.prog}: error: {message}") + "\n")
 
     def _subcommands(self) -> argparse._SubParsersAction | None:
         return next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
@@ -230,18 +301,15 @@ def run(
     try:
         argv = i18n.choose(argv)  # --lang, else the environment's language, else English
     except i18n.LanguageError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+        say_error(prog, exc)
         return EXIT_USAGE
     command = argv[0] if argv and argv[0] in commands else None
-    try:
-        # Ctrl-C while the command's modules load (a second on a busy Pi): no traceback.
-        args = build_parser(prog, description, commands, command).parse_args(argv)
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+    # (Ctrl-C while the command's modules load, a second on a busy Pi: common/entry.py.)
+    args = build_parser(prog, description, commands, command).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except own_error as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+        say_error(prog, exc)
         return int(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -252,12 +320,15 @@ def run(
     except (UnicodeDecodeError, OSError) as exc:
         # Last line of defence: a file or device the user named cannot be used. The command
         # should have said so itself; one line here still beats a traceback.
-        print(f"{prog}: {_describe_os_error(exc)}", file=sys.stderr)
+        say_error(prog, _describe_os_error(exc))
         return EXIT_USAGE if _is_user_path_error(exc) else 1
 
 
 def _is_user_path_error(exc: BaseException) -> bool:
-    """A path that does not exist, is a directory, or is not ours to use: the user's input."""
+    """A path that does not exist, is a directory, is too long to be a file name, or is not
+    ours to use: the user's input."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        return True
     return isinstance(
         exc,
         UnicodeDecodeError
@@ -354,46 +425,53 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
             silence(stream)
 
 
+# What stops a command the way Ctrl-C does: Ctrl-C itself; SIGTERM (`kill`, `timeout`,
+# systemd); SIGHUP (its terminal or SSH session closed).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 class CtrlC:
     """Ctrl-C for a command that stops its run and still reports what it finished (`sim`,
-    `sweep`, `bench`). Installed around the whole command (`with CtrlC() as ctrl_c:`), so that
-    however many SIGINTs come, and whenever, the run stops once and its report and files are
-    written; the command then exits 130.
+    `sweep`, `bench`, and the referee, the demo, the servers). Installed around the whole
+    command (`with CtrlC() as ctrl_c:`), so that however many stop signals come (SIGINT, and
+    SIGTERM and SIGHUP taken the same way: `STOP_SIGNALS`), and whenever, the run stops once
+    and its report and files are written; the command then exits 130.
 
-    Every SIGINT is counted (`count`) and told to each `listen`er (a process pool stops between
-    its tasks on the first and ends its workers on the second). It raises KeyboardInterrupt only
-    inside `stopping()`, and only the first one: never while the run's machinery is being shut
-    down or its report written. Outside the main thread, or where SIGINT is ignored (a job in the
-    background of a script), nothing is installed and Python's own handling stays.
+    Every stop signal is counted (`count`) and told to each `listen`er (a process pool stops
+    between its tasks on the first and ends its workers on the second). It raises
+    KeyboardInterrupt only inside `stopping()`, and only the first one: never while the run's
+    machinery is being shut down or its report written. Outside the main thread nothing is
+    installed and Python's own handling stays; a signal that is ignored (SIGINT for a job in the
+    background of a script, SIGHUP under nohup) stays ignored.
 
-    `until_exit` (a command's): once a Ctrl-C has come, SIGINT stays ignored after the block,
-    since the process only exits then, and a late press must not kill it by signal before its
-    output is flushed. Otherwise (a library's) the previous handling comes back."""
+    `until_exit` (a command's): once a stop signal has come, they all stay ignored after the
+    block, since the process only exits then, and a late one must not kill it by signal before
+    its output is flushed. Otherwise (a library's) the previous handling comes back."""
 
     def __init__(self, *, until_exit: bool = False) -> None:
         self.until_exit = until_exit
         self.count = 0
         self._listeners: list[Callable[[int], None]] = []
         self._raising = False
-        self._previous: object = None
+        self._previous: dict[int, object] = {}
         self._pid = os.getpid()
 
     def __enter__(self) -> CtrlC:
-        main = threading.current_thread() is threading.main_thread()
-        if main and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self._previous[sig] = signal.signal(sig, self._on_signal)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        previous, self._previous = self._previous, None
-        if previous is not None:
-            if self.until_exit and self.count:
-                previous = signal.SIG_IGN
-            signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
+        previous, self._previous = self._previous, {}
+        for sig, handler in previous.items():
+            ignored = self.until_exit and self.count
+            signal.signal(sig, signal.SIG_IGN if ignored else handler)  # type: ignore[arg-type]
 
-    def _on_sigint(self, signum: int, frame: object) -> None:
+    def _on_signal(self, signum: int, frame: object) -> None:
         if os.getpid() != self._pid:
-            return  # a worker forked from this process, before it took SIGINT over
+            return  # a worker forked from this process, before it took the signals over
         self.count += 1
         for listener in tuple(self._listeners):
             listener(self.count)
@@ -402,7 +480,8 @@ class CtrlC:
 
     @contextlib.contextmanager
     def stopping(self) -> Iterator[None]:
-        """Inside: the first Ctrl-C raises KeyboardInterrupt (here at once if it came before)."""
+        """Inside: the first stop signal raises KeyboardInterrupt (here at once if it came
+        before)."""
         if self.count:
             raise KeyboardInterrupt
         self._raising = True
@@ -413,13 +492,26 @@ class CtrlC:
 
     @contextlib.contextmanager
     def listen(self, listener: Callable[[int], None]) -> Iterator[None]:
-        """Inside: `listener(count)` is called on each SIGINT, in the main thread, between two
-        steps of whatever it was doing (a signal handler: it must not block or raise)."""
+        """Inside: `listener(count)` is called on each stop signal, in the main thread, between
+        two steps of whatever it was doing (a signal handler: it must not block or raise)."""
         self._listeners.append(listener)
         try:
             yield
         finally:
             self._listeners.remove(listener)
+
+
+def die_with_parent(signum: int = signal.SIGTERM) -> None:
+    """In a child process (Linux): the kernel sends it `signum` when the process that started
+    it dies, even by SIGKILL, so that no child outlives its command. Elsewhere nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(Exception):  # (ctypes imported before: this may run after a fork)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signum)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def silence(stream: TextIO) -> None:
@@ -433,6 +525,14 @@ def silence(stream: TextIO) -> None:
 
 # Image formats `--plot` writes (matplotlib picks the format from the file name).
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def figure_bytes(fig: Any, path: str | Path, *, dpi: int) -> bytes:
+    """A matplotlib figure as the image `path` names (by its suffix, one of PLOT_SUFFIXES),
+    made in memory: the file is then written whole or not at all (common/atomic.py)."""
+    image = io.BytesIO()
+    fig.savefig(image, format=Path(path).suffix.lower().lstrip("."), dpi=dpi)
+    return image.getvalue()
 
 
 def plot_available() -> bool:
@@ -476,22 +576,3 @@ def check_outputs(
         folder = Path(target).parent
         if not (folder.is_dir() and os.access(folder, os.W_OK)):
             raise error(f"{option} {target}: folder {folder} does not exist or is not writable")
-
-
-@contextlib.contextmanager
-def signals_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, like Ctrl-C, so every
-    `finally` runs and the child is stopped."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread
-            previous[sig] = signal.signal(sig, handler)
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)

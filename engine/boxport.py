@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from common.commandline import decimal, whole_number
 from engine.errors import InputError
 from engine.mockbox import DEFAULT_SPEED, MockBox, check_speed, mock_config
 from i18n import _, number
@@ -85,13 +86,15 @@ def add_box_arguments(p: argparse.ArgumentParser, *, mock: bool) -> None:
         return
     p.add_argument(
         "--speed",
-        type=float,
+        type=decimal,
         default=DEFAULT_SPEED,
         help=_("--port mock: divide the mock box's timings by this (default {speed})").format(
             speed=number(DEFAULT_SPEED)
         ),
     )
-    p.add_argument("--seed", type=int, default=1, help=_("--port mock: the mock box's seed (1)"))
+    p.add_argument(
+        "--seed", type=whole_number, default=1, help=_("--port mock: the mock box's seed (1)")
+    )
 
 
 def check_box_arguments(args: argparse.Namespace) -> str:

@@ -1,16 +1,17 @@
 """`unoattack`: the host command line. Subcommands register themselves from their own modules;
-common/commandline.py (standard library only) does the rest, shared with `launcher`."""
+common/commandline.py (standard library only) does the rest, shared with `launcher`. Nothing
+is imported before `main` runs (common/entry.py)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
 
-from common.commandline import build_parser as _build
-from common.commandline import run
-from engine.errors import UnoError
-from i18n import N_
+from common.entry import N_, start
+
+TYPE_CHECKING = False  # (not `typing`'s: nothing more is imported before `main` runs)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 PROG = "unoattack"
 DESCRIPTION = N_("UNO Attack rules engine, referee and box client.")
@@ -31,12 +32,21 @@ COMMANDS: dict[str, str] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with `command`, only that subcommand's module is imported."""
-    return _build(PROG, DESCRIPTION, COMMANDS, command)
+    from common.commandline import build_parser as build
+
+    return build(PROG, DESCRIPTION, COMMANDS, command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `unoattack` console script; returns the exit code."""
-    return run(PROG, DESCRIPTION, COMMANDS, UnoError, argv)
+
+    def run() -> int:
+        from common.commandline import run
+        from engine.errors import UnoError
+
+        return run(PROG, DESCRIPTION, COMMANDS, UnoError, argv)
+
+    return start(run)
 
 
 if __name__ == "__main__":

@@ -8,13 +8,13 @@ import json
 import sys
 from typing import Any, TextIO
 
-from common.commandline import CtrlC, signals_as_interrupt, whole_number
+from common.commandline import CtrlC, decimal, say_error, whole_number
 from engine.boxport import mock_box
 from engine.cards import load_deck
 from engine.demo import NAMES, Demo, Screen, show_summary
 from engine.errors import InputError, UnoError
 from engine.mockbox import DEFAULT_SPEED, check_speed, mock_config
-from engine.web.demo_web import add_arguments
+from engine.web.demo_web import add_arguments, check_without_web
 from engine.web.demo_web import run as run_web
 from i18n import _
 
@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--speed",
-        type=float,
+        type=decimal,
         default=DEFAULT_SPEED,
         help=_("divide the box's timings by this (default {speed}; 1 = real time)").format(
             speed=f"{DEFAULT_SPEED:g}"
@@ -72,6 +72,7 @@ def run_demo(args: argparse.Namespace) -> int:
     text = mock_config(speed=args.speed, players=args.players, seed=args.seed)
     if args.web:
         return run_web(args, text)
+    check_without_web(args)
     return play(text, args, sys.stdout)
 
 
@@ -83,7 +84,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     # However many Ctrl-C come: the first stops the game, none cuts the box's stop short.
     with CtrlC(until_exit=True) as ctrl_c:
         try:
-            with signals_as_interrupt(), mock_box(config_text) as (box, client):
+            with mock_box(config_text) as (box, client):
                 with ctrl_c.stopping():
                     summary = Demo.for_args(args, box, client, screen).run()
                 summary["sounds"] = box.sounds()  # its folder goes with the box
@@ -92,7 +93,7 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
             screen.line(_("interrupted: stopping the box"))
             return 130
         except UnoError as exc:
-            print(f"unoattack demo: {exc}", file=sys.stderr)
+            say_error("unoattack demo", exc)
             return 1
     summary["box_exit"] = box.proc.returncode if box.proc is not None else None
     show_summary(screen, summary)

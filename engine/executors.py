@@ -18,7 +18,8 @@ raises KeyboardInterrupt where the caller reads its next result, the tasks still
 (a task is a short block of games; at most a couple per worker are in flight, so stopping never
 waits over thousands) or are cancelled by `close`. A second one gives up the tasks still running
 (the pool's workers are ended at once). The workers ignore SIGINT (a terminal sends it to the
-whole process group): only this process decides.
+whole process group): only this process decides. SIGTERM and SIGHUP are taken as Ctrl-C
+(`CtrlC`), and a worker dies with this process however it ends.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from common.commandline import CtrlC
+from common.commandline import STOP_SIGNALS, CtrlC, die_with_parent, digits
 from engine.errors import InputError, UnoError
 
 if TYPE_CHECKING:
@@ -177,24 +178,30 @@ class InlineExecutor(_Stoppable):
             yield index, fn(task)
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle. The worker was started with SIGINT
-    held back (`_sigint_held`); one that came meanwhile is dropped with the ignoring."""
+def _worker_signals() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (a terminal sends it to the whole
+    group), SIGTERM and SIGHUP end the worker (the pool's own way of ending one, and a worker
+    forked from the parent has the parent's handlers for them), and the worker dies with the
+    parent (`kill -9` of the command leaves no worker behind). It was started with the three
+    held back (`_signals_held`); a SIGINT that came meanwhile is dropped with the ignoring."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    die_with_parent(signal.SIGKILL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 @contextlib.contextmanager
-def _sigint_held() -> Iterator[None]:
-    """SIGINT held back in this thread while it may start worker processes: a new worker
-    inherits the hold and keeps it until its initializer ignores SIGINT, so a Ctrl-C at that
-    moment neither kills it half-started nor runs this process's handler in it. One that
-    arrives meanwhile is delivered here on release."""
+def _signals_held() -> Iterator[None]:
+    """The stop signals held back in this thread while it may start worker processes: a new
+    worker inherits the hold and keeps it until its initializer has set its own handling, so a
+    Ctrl-C at that moment neither kills it half-started nor runs this process's handler in it.
+    One that arrives meanwhile is delivered here on release."""
     if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
         yield
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:
@@ -237,7 +244,7 @@ class ProcessExecutor(_Stoppable):
             # The server imports the games once; each worker is then forked with them loaded.
             context.set_forkserver_preload(["engine.sim"])
         self._pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_ignore_sigint
+            max_workers=workers, mp_context=context, initializer=_worker_signals
         )
         super().__init__(ctrl_c)
 
@@ -246,7 +253,7 @@ class ProcessExecutor(_Stoppable):
 
         def submit(index: int) -> Future[R]:
             try:
-                with _sigint_held():  # the pool starts its workers in `submit`
+                with _signals_held():  # the pool starts its workers in `submit`
                     return self._pool.submit(fn, tasks[index])
             except BrokenProcessPool:
                 raise self._broken() from None
@@ -360,7 +367,8 @@ def check_executor(spec: str | None) -> str | None:
     if spec.startswith(DASK_SCHEME):
         rest = spec[len(DASK_SCHEME) :]
         host, sep, port = rest.rpartition(":")
-        if sep and host and port.isdigit() and 0 < int(port) < 65536 and "/" not in rest:
+        number = digits(port)  # ("²" passed isdigit, then failed int: a traceback)
+        if sep and host and number is not None and 0 < number < 65536 and "/" not in rest:
             return f"tcp://{rest}"
     raise InputError(f"--executor {spec}: use local or {DASK_SCHEME}HOST:PORT")
 

@@ -17,11 +17,9 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
-import ctypes
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +29,7 @@ from typing import Any
 
 from common.boxconfig import default_path
 from common.boxtoml import assignments, set_values
+from common.commandline import die_with_parent
 from engine.errors import InputError, UnoError
 from i18n import _
 
@@ -138,13 +137,6 @@ def _settle_floor(plant: dict[str, float], speed: float) -> float:
 # -- the child process -------------------------------------------------------------------------
 
 
-def _die_with_parent() -> None:
-    """In the child before exec (Linux): SIGTERM when the demo dies, even by SIGKILL."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 class MockBox:
     """`launcher run --mock --port pty` as a child process, in a temporary directory.
 
@@ -211,7 +203,7 @@ class MockBox:
             stderr=self._log,
             env=env,
             start_new_session=True,  # Ctrl-C reaches the demo, which stops the child itself
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
         )
         atexit.register(self.stop)
         assert self.proc.stdout is not None

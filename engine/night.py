@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.commandline import whole_number
+from common.commandline import goes_with, whole_number
 from common.jam import JamModel, JamParams
 from engine.bots import make_bot
 from engine.cards import PRESETS
@@ -192,6 +192,19 @@ def run(args: argparse.Namespace) -> int:
     """`unoattack schedule`."""
     names = [n.strip() for n in args.names.split(",")] if args.names else []
     schedule = rotation(args.players, args.tables, names)
+    problem = goes_with(
+        "--sim",
+        {
+            "--cycles": args.cycles != 1,
+            "--seed": args.seed != 0,
+            "--deck": args.deck != "attack",
+            "--mode": args.mode != "teams",
+            "--bots": args.bots != "heuristic",
+            "--option": bool(args.option),
+        },
+    )
+    if problem and not args.sim:
+        raise InputError(problem)
     night = None
     if args.sim:
         night = play_night(

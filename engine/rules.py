@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from common.commandline import integer
 from engine.errors import InputError
 from i18n import _
 
@@ -152,13 +153,13 @@ def parse_option(text: str, flag: str = "--option") -> tuple[str, object]:
 
 
 def parse_value(raw: str) -> object:
-    """A command-line value as a file would give it: true/false, a whole number, or text."""
+    """A command-line value as a file would give it: true/false, a whole number (ASCII digits:
+    `integer`; "²" passed `isdigit` and then failed `int` with a traceback), or text."""
     raw = raw.strip()
     if raw.lower() in ("true", "false"):
         return raw.lower() == "true"
-    if raw.lstrip("-").isdigit():
-        return int(raw)
-    return raw
+    number = integer(raw)
+    return raw if number is None else number
 
 
 def _check_option(name: str, value: object) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import tomllib
 from collections import Counter
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from common import textfile
+from common.commandline import say_error
 from engine.cards import Card, Deck, load_deck, parse_card
 from engine.errors import CardError, InputError, RuleError
 from engine.game import Action, Round
@@ -306,7 +306,7 @@ def _handler(args: argparse.Namespace) -> int:
     try:
         out, code = run_file(args.file)
     except InputError as exc:
-        print(f"unoattack scenario: {exc}", file=sys.stderr)
+        say_error("unoattack scenario", exc)
         return EXIT_MALFORMED
     # The output is JSON either way: one line with --json, indented for reading without it.
     print(json.dumps(out) if args.json else json.dumps(out, indent=2))

@@ -38,13 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from common import textfile
+from common.atomic import write_atomic
 from common.boxconfig import HostConfig, default_path, read_for_host
-from common.commandline import CtrlC, check_outputs, whole_number
+from common.commandline import CtrlC, check_outputs, decimal_number, figure_bytes, whole_number
 from common.errors import ConfigError
 from common.jam import JamParams, from_mapping
 from engine.cards import PRESETS
 from engine.duration import PRESS_SECONDS, TURN_SECONDS, BoxTimes, game_seconds
-from engine.errors import BoxConfigError, InputError
+from engine.errors import BoxConfigError, InputError, UnoError
 from engine.executors import Executor
 from engine.rules import OPTION_NAMES, parse_value
 from engine.sim import (
@@ -326,10 +327,8 @@ def parse_assignment(text: str, option: str, *, alternatives: bool) -> tuple[str
 def _number(text: str) -> object:
     value = parse_value(text)
     if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
+        number = decimal_number(value)  # ASCII: "٠.٥" is text, refused as such
+        return value if number is None else number
     return value
 
 
@@ -725,11 +724,12 @@ def write_csv(path: str, summaries: Iterable[Mapping[str, Any]]) -> None:
     _write(path, text.getvalue())
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: str | bytes) -> None:
+    """Written whole or not at all (common/atomic.py)."""
     try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        write_atomic(path, text)
+    except OSError as exc:  # a full disk: runtime, exit 1 (a folder that is not: check_outputs)
+        raise UnoError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def format_table(result: SweepResult, summaries: Sequence[Mapping[str, Any]]) -> str:
@@ -867,11 +867,10 @@ def write_plot(path: str, finished: Sequence[tuple[Setting, SimStats]]) -> None:
     fig.suptitle(f"unoattack sweep: {len(finished)} settings", fontsize=11)
     fig.tight_layout(rect=(0, footer / height, 1, 1))
     try:
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        image = figure_bytes(fig, path, dpi=110)
     finally:
         plt.close(fig)
+    _write(path, image)
 
 
 # -- command line ---------------------------------------------------------------------------
@@ -961,10 +960,19 @@ def run(args: argparse.Namespace) -> int:
             executor.close()
         bar.close()
         summaries = [summary(s, st) for s, st in result.finished]
-        if args.csv:
-            write_csv(args.csv, summaries)
-        if args.plot and result.finished:
-            write_plot(args.plot, result.finished)
+        # The files first; one that cannot be written is said last, after the report: a full
+        # disk must not take the sweep's results with it.
+        written, failed = [], None
+        for label, target, write in (
+            ("rows", args.csv, lambda: write_csv(args.csv, summaries)),
+            ("plot", args.plot, lambda: write_plot(args.plot, result.finished)),
+        ):
+            if target and (label == "rows" or result.finished):
+                try:
+                    write()
+                    written.append((label, target))
+                except UnoError as exc:
+                    failed = failed or exc
         if args.json:
             games = result.games
             print(
@@ -985,13 +993,13 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             print(format_table(result, summaries))
-            for label, target in (("rows", args.csv), ("plot", args.plot)):
-                if target and (label == "rows" or result.finished):
-                    said = (
-                        _("rows written to {path}")
-                        if label == "rows"
-                        else _("plot written to {path}")
-                    )
-                    print(said.format(path=target))
+            for label, target in written:
+                said = (
+                    _("rows written to {path}") if label == "rows" else _("plot written to {path}")
+                )
+                print(said.format(path=target))
+        if failed is not None:
+            sys.stdout.flush()
+            raise failed
 
     return 130 if result.interrupted else 0  # 130: the shell's code for Ctrl-C

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import csv
 import dataclasses
+import io
 import json
 import math
 import sys
@@ -32,7 +33,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import i18n
-from common.commandline import CtrlC, check_outputs, whole_number, whole_number_from
+from common.atomic import write_atomic
+from common.commandline import (
+    CtrlC,
+    check_outputs,
+    figure_bytes,
+    whole_number,
+    whole_number_from,
+)
 from common.errors import LauncherError, UsageError
 from common.jam import MAX_SEED
 from firmware.pins import pins_label
@@ -415,19 +423,21 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def write_csv(path: str | Path, records: Sequence[PressRecord]) -> None:
-    """One ``press`` row per press, then one ``card`` row per card of it."""
+    """One ``press`` row per press, then one ``card`` row per card of it; written whole or
+    not at all (common/atomic.py: a failing write leaves an earlier run's file as it was)."""
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(CSV_COLUMNS)
+    for r in records:
+        d = r.to_dict()
+        writer.writerow(["press"] + [_cell(d[c]) for c in CSV_COLUMNS[1:13]] + ["", "", ""])
+        previous = None
+        for i, t in enumerate(r.card_ms, start=1):
+            interval = "" if previous is None else t - previous
+            writer.writerow(["card", r.press_id] + [""] * 11 + [i, t, interval])
+            previous = t
     try:
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(CSV_COLUMNS)
-            for r in records:
-                d = r.to_dict()
-                writer.writerow(["press"] + [_cell(d[c]) for c in CSV_COLUMNS[1:13]] + ["", "", ""])
-                previous = None
-                for i, t in enumerate(r.card_ms, start=1):
-                    interval = "" if previous is None else t - previous
-                    writer.writerow(["card", r.press_id] + [""] * 11 + [i, t, interval])
-                    previous = t
+        write_atomic(path, text.getvalue())
     except OSError as exc:
         raise LauncherError(f"cannot write {path}: {exc.strerror or exc}") from None
 
@@ -491,7 +501,7 @@ def write_plot(path: str | Path, records: Sequence[PressRecord], summary: dict[s
     )
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=100)
+        write_atomic(path, figure_bytes(fig, path, dpi=100))
     except OSError as exc:
         raise LauncherError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
@@ -772,10 +782,23 @@ def _bench_on(args: argparse.Namespace, cfg: Any, path: str, *, mock: bool, ctrl
     finally:
         if lock is not None:
             lock.release()
-    if args.csv:
-        write_csv(args.csv, result.records)
-    if args.plot:
-        write_plot(args.plot, result.records, result.summary)
+    # The files first; one that cannot be written is said last, after the summary: a full disk
+    # must not take the run's numbers with it.
+    written, failed = [], None
+    for message, target, write in (
+        (N_("rows written to {path}"), args.csv, lambda: write_csv(args.csv, result.records)),
+        (
+            N_("plot written to {path}"),
+            args.plot,
+            lambda: write_plot(args.plot, result.records, result.summary),
+        ),
+    ):
+        if target:
+            try:
+                write()
+                written.append((message, target))
+            except LauncherError as exc:
+                failed = failed or exc
     if args.json:
         print(
             json.dumps(
@@ -784,13 +807,11 @@ def _bench_on(args: argparse.Namespace, cfg: Any, path: str, *, mock: bool, ctrl
         )
     else:
         print(format_summary(result.summary))
-        written = (
-            (N_("rows written to {path}"), args.csv),
-            (N_("plot written to {path}"), args.plot),
-        )
         for message, target in written:
-            if target:
-                print(_(message).format(path=target))
+            print(_(message).format(path=target))
+    if failed is not None:
+        sys.stdout.flush()
+        raise failed
     if result.summary["stopped"] == INTERRUPTED:
         return 130  # the shell's code for Ctrl-C, after the rows so far were written
     return 0 if result.summary["stopped"] is None else 1

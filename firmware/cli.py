@@ -2,21 +2,22 @@
 
 Each subcommand lives in the module that owns its concept and registers itself through a
 `register(subparsers)` function; this file only names them (common/commandline.py does the
-rest, shared with `unoattack`).
+rest, shared with `unoattack`). Nothing is imported before `main` runs (common/entry.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
 
-from common.commandline import build_parser as _build
-from common.commandline import run, whole_number
-from common.errors import LauncherError
-from i18n import N_
+from common.entry import N_, start
 
-__all__ = ["COMMANDS", "build_parser", "main", "whole_number"]
+TYPE_CHECKING = False  # (not `typing`'s: nothing more is imported before `main` runs)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
 
 PROG = "launcher"
 DESCRIPTION = N_("UNO Attack launcher box daemon and tools.")
@@ -36,12 +37,21 @@ COMMANDS: dict[str, str] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with `command`, only that subcommand's module is imported."""
-    return _build(PROG, DESCRIPTION, COMMANDS, command)
+    from common.commandline import build_parser as build
+
+    return build(PROG, DESCRIPTION, COMMANDS, command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `launcher` console script; returns the exit code."""
-    return run(PROG, DESCRIPTION, COMMANDS, LauncherError, argv)
+
+    def run() -> int:
+        from common.commandline import run
+        from common.errors import LauncherError
+
+        return run(PROG, DESCRIPTION, COMMANDS, LauncherError, argv)
+
+    return start(run)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,7 @@ import argparse
 import csv
 import io
 import json
-import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,9 +20,10 @@ from typing import Any
 
 import i18n
 from common import textfile
+from common.atomic import write_atomic
 from common.boxconfig import default_path, read_limits
 from common.boxtoml import set_values
-from common.commandline import whole_number, whole_number_from
+from common.commandline import digits, whole_number, whole_number_from
 from common.errors import ConfigError, UsageError
 from common.jam import (
     MAX_SEED,
@@ -259,13 +258,13 @@ def read_counts(path: str, *, max_burst: int = 12) -> list[int]:
 
 def _count(path: str, line: int, raw: str, max_burst: int, what: str = "count") -> int:
     value = raw.strip()
-    if not re.fullmatch(r"\d+", value):
+    count = digits(value)  # ASCII (`\d` also took "٥"), and a count (5,000 digits: a traceback)
+    if count is None:
         raise UsageError(
             i18n._(
                 "{path}:{line}: {what} {value!r} is not a whole number of cards (0-{most})"
-            ).format(path=path, line=line, what=what, value=value, most=max_burst)
+            ).format(path=path, line=line, what=what, value=value[:40], most=max_burst)
         )
-    count = int(value)
     if count > max_burst:
         raise UsageError(
             i18n._("{path}:{line}: {count} cards is more than max_burst ({most})").format(
@@ -286,13 +285,25 @@ def _read_plain(path: str, text: str, max_burst: int) -> list[int]:
 
 def _read_csv(path: str, text: str, max_burst: int) -> list[int]:
     reader = csv.DictReader(io.StringIO(text))
+    try:
+        return _csv_counts(path, reader, max_burst)
+    except csv.Error as exc:  # a field over csv's 128 KB limit, a NUL: it was a traceback
+        raise UsageError(
+            i18n._("{path}:{line}: not a CSV row ({error})").format(
+                path=path, line=max(reader.line_num, 1), error=exc
+            )
+        ) from None
+
+
+def _csv_counts(path: str, reader: csv.DictReader[str], max_burst: int) -> list[int]:
     fields = [f.strip() for f in reader.fieldnames or []]
     reader.fieldnames = fields
     column = "ejected" if "ejected" in fields else "planned" if "planned" in fields else None
     if column is None:
         raise UsageError(
             i18n._("{path}:1: a CSV needs an 'ejected' or 'planned' column, found {fields}").format(
-                path=path, fields=", ".join(fields)
+                path=path,
+                fields=", ".join(fields)[:60],  # (not a whole 100 KB header)
             )
         )
     counts = []
@@ -434,14 +445,11 @@ def write_config(path: str, params: JamParams, text: str | None = None) -> None:
 
     if text is None:
         text = read_target(path)[0]
-    target = Path(path)
     new_text = set_values(text, {"jam": jam_values(params)})
-    fd, tmp = tempfile.mkstemp(prefix=".launcher-", suffix=".toml", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(new_text)
-        written = tomllib.loads(new_text).get("jam", {})
-        from_mapping({k: written[k] for k in FIT_KEYS})  # what we wrote reads back as valid
+    written = tomllib.loads(new_text).get("jam", {})
+    from_mapping({k: written[k] for k in FIT_KEYS})  # what we write reads back as valid
+
+    def loads_again(tmp: str) -> None:
         try:
             load(tmp)
         except ConfigError as exc:
@@ -449,14 +457,10 @@ def write_config(path: str, params: JamParams, text: str | None = None) -> None:
             raise ConfigError(
                 i18n._("{error}; not rewritten").format(error=str(exc).replace(tmp, path))
             ) from None
-        if target.exists():
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a new config from the daemon
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    # Whole or not at all, and only once the copy loads (common/atomic.py); a new config
+    # is readable by the daemon's user (0666 less the umask), a rewritten one keeps its mode.
+    write_atomic(path, new_text, check=loads_again)
 
 
 def _fit(args: argparse.Namespace) -> int:

@@ -45,6 +45,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, Self
 
+from common.commandline import digits
 from common.errors import JournalError, LauncherError, UsageError
 from wire import protocol
 
@@ -609,7 +610,7 @@ class SqliteJournal(_Counted):
             self._transaction(db, self._migrate)
         for key in ("acked", "last_seq", "press_id"):
             row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-            if row is None or not str(row[0]).isdigit():
+            if row is None or digits(str(row[0])) is None:  # ("²" is isdigit, not int)
                 raise _Damaged(f"meta {key} missing or not a number")
         if db.execute("SELECT value FROM meta WHERE key='stream'").fetchone() is None:
             raise _Damaged("no stream id")
@@ -633,13 +634,14 @@ class SqliteJournal(_Counted):
                 f"{names[:60]}), not a launcher journal; give a new path or move that file away"
             )
         schema = str(row[0])
-        if not schema.isdigit() or int(schema) > SCHEMA_VERSION:
+        version = digits(schema)  # ("²" passed isdigit and failed int: a traceback)
+        if version is None or version > SCHEMA_VERSION:
             raise UsageError(
                 f"journal {self.path} holds schema {schema[:20]!r}, which this launcher does not "
                 "know (a newer launcher's journal, or another program's database); "
                 "give a new path or move that file away"
             )
-        return int(schema)
+        return version
 
     @staticmethod
     def _transaction(db: sqlite3.Connection, fn: Any) -> Any:

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from common import textfile
 from common.errors import UsageError
 from firmware.pins import is_lgpio
 
@@ -119,7 +120,7 @@ def read_state(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     if path.is_dir():
         raise UsageError(f"--plant-state {path} is a directory; give a file path")
     try:
-        text = path.read_bytes()
+        text = textfile.read_bytes(path)  # (at most textfile.MOST_BYTES: not /dev/zero)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -127,7 +128,7 @@ def read_state(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        data = json.loads(text)
+        data = textfile.parse_json(textfile.decode(text))  # (nested too deep: ValueError)
         hopper = data["hopper"]
         total = data.get("ejected_total", 0)
         loads = data.get("loads", [])

@@ -1,6 +1,6 @@
 """``launcher run``: the daemon on real or mock pins, with the serial link and systemd notify.
 
-SIGTERM and SIGINT turn every output off and exit 0; a config error exits 78 before anything
+SIGTERM, SIGINT and SIGHUP turn every output off and exit 0; a config error exits 78 before anything
 starts; a bad ``--port`` exits 2. ``--console`` reads ops from stdin and writes replies and events
 as JSON lines (tests and the bench); the end of its input stops the daemon the same way.
 """
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import i18n
+from common import textfile
 from common.errors import UsageError
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def _parse_console(line: str) -> tuple[str, dict]:
     """``press`` / ``dispense 3`` / ``load total=20`` / ``aim 1`` / ``{"op": ..., ...}``."""
     line = line.strip()
     if line.startswith("{"):
-        data = json.loads(line)
+        data = textfile.parse_json(line)  # (nested too deep: a ValueError, not the reader's end)
         op = str(data.pop("op"))
         return op, data
     words = line.split()
@@ -47,7 +48,7 @@ def _parse_console(line: str) -> tuple[str, dict]:
         if not sep:
             key, value = {"aim": "seat"}.get(op, "count"), word
         try:
-            args[key] = json.loads(value)
+            args[key] = textfile.parse_json(value)
         except ValueError:
             args[key] = value
     return op, args
@@ -185,8 +186,10 @@ def _run(args: argparse.Namespace) -> int:
         with contextlib.suppress(OSError):
             wake_w.send(b"\0")
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    # SIGHUP too: the terminal or SSH session the daemon was started from closed, an exit
+    # path like any other (it killed the daemon with the ejector running).
+    for stop in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(stop, on_signal)
 
     # Real pins are exclusive: `launcher bench` must not drive them while we run.
     pins_lock = None if mock else claim_pins()
@@ -309,7 +312,7 @@ def register(subparsers: Any) -> None:
         help=i18n._("run the launcher daemon"),
         description=i18n._(
             "Run the launcher daemon: button, ejector, jam model and safety on real or "
-            "mock pins. SIGTERM/SIGINT turn every output off and exit 0."
+            "mock pins. SIGTERM/SIGINT/SIGHUP turn every output off and exit 0."
         ),
     )
     parser.add_argument(

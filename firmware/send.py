@@ -14,7 +14,6 @@ Exit codes: 0 done, 1 the box is unreachable or refused, 2 bad op, arguments or 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import json
 import sys
@@ -24,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import i18n
-from common.commandline import EXIT_INTERRUPTED, CtrlC, seconds, stop_when_reader_goes
+from common.commandline import (
+    EXIT_INTERRUPTED,
+    CtrlC,
+    integer,
+    say_error,
+    seconds,
+    stop_when_reader_goes,
+)
 from common.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from wire.ops import OPS as OP_TABLE
 from wire.ops import TABLE
@@ -93,6 +99,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+# Digits of a count read, below the 4,300 `int` reads; past a frame's MAX_LINE bytes it is
+# refused as too long for one.
+LONGEST = 4000
+
+
 def parse_op(op: str, values: list[str], *, total: bool = False) -> dict[str, int]:
     """Check `op` and its arguments before any port is opened; returns them by name, as the box
     takes them (`total`: load's COUNT is what the hopper now holds). Each goes through the op
@@ -118,9 +129,9 @@ def parse_op(op: str, values: list[str], *, total: bool = False) -> dict[str, in
     given: dict[str, int] = {}
     for name, text in zip(names, values, strict=True):
         declared = OP_TABLE[op].arg("total" if total and op == "load" else name)
-        value: int | str = text
-        with contextlib.suppress(ValueError):
-            value = int(text)
+        # A count of any length is read (one too long for a frame is refused below, as such).
+        number = integer(text, most=LONGEST)
+        value: int | str = text if number is None else number
         problem = declared.problem(value, called=name.upper())
         if problem is not None:
             raise ValueError(f"{op}: {problem.render()}")
@@ -186,8 +197,16 @@ def run(args: argparse.Namespace) -> int:
         if args.state is not None:
             _check_state_path(args.state)
     except ValueError as exc:
-        print(f"launcher send: {exc}", file=sys.stderr)
+        say_error("launcher send", exc)
         return EXIT_USAGE
+    from wire.client import BoxError, command_frame
+
+    if args.op in OP_TABLE:  # (not `watch`)
+        try:  # a count too long for a frame: said before the port is opened
+            command_frame("send", args.op, given)
+        except BoxError as exc:
+            say_error("launcher send", exc)
+            return EXIT_USAGE
     # However many Ctrl-C come: the first stops the command, none cuts the port's closing short.
     with CtrlC(until_exit=True) as ctrl_c:
         return _send(args, given, ctrl_c)
@@ -220,7 +239,7 @@ def _send(args: argparse.Namespace, given: dict[str, int], ctrl_c: CtrlC) -> int
             _print(args, reply, lambda: describe_reply(op, reply))
             return EXIT_OK
     except BoxError as exc:
-        print(f"launcher send: {exc}", file=sys.stderr)
+        say_error("launcher send", exc)
         return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_RUNTIME
     except KeyboardInterrupt:
         # The reader of our pipe leaving ends a watch quietly; Ctrl-C is 130, as everywhere.

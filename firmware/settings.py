@@ -119,14 +119,14 @@ class SettingsStore:
     def _open(self) -> None:
         assert self.path is not None
         try:
-            raw = self.path.read_bytes()
+            raw = textfile.read_bytes(self.path)  # (at most textfile.MOST_BYTES)
         except FileNotFoundError:
             return
         except OSError as exc:
             self._corrupt(str(textfile.cannot_read(self.path, exc)))
             return
         try:
-            doc = json.loads(raw.decode("utf-8"))
+            doc = textfile.parse_json(raw.decode("utf-8"))  # (nested too deep: ValueError)
             if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 raise ValueError(f"not a format {FORMAT} settings file")
             unknown = set(doc) - {"format", "jam", "personality"}

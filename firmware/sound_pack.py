@@ -160,7 +160,7 @@ def load(folder: str | Path) -> SoundPack:
     if not root.is_dir():
         raise ConfigError(f"{root}: no such sound pack folder (it needs a {MANIFEST})")
     try:
-        doc = textfile.parse_toml(textfile.decode(manifest.read_bytes()))
+        doc = textfile.parse_toml(textfile.read_text(manifest))  # (not /dev/zero: textfile)
     except FileNotFoundError:
         raise ConfigError(f"{where}: missing: a sound pack folder needs a {MANIFEST}") from None
     except OSError as exc:

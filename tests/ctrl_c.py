@@ -99,12 +99,15 @@ def interrupt(
     cwd: Path = ROOT,
     interactive: bool = False,
     when_running: Callable[[int], object] | None = None,
+    stop: signal.Signals = signal.SIGINT,
 ) -> Interrupted:
     """Run `python ARGV`, wait until its terminal shows `running`, press Ctrl-C `signals` times
     `gap_s` apart (SIGINT to its process group, as a terminal does), and wait for it to end.
     `interactive`: its stdin and stdout are the terminal too, as a person's at a prompt
     (`stdout` is then empty);
-    `when_running(pid)` is called before the first Ctrl-C."""
+    `when_running(pid)` is called before the first Ctrl-C;
+    `stop`: another signal instead: SIGTERM to the command alone, as `kill` and `timeout` send
+    it; SIGHUP to its group, as a terminal that closes does."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, *argv],
@@ -126,7 +129,10 @@ def interrupt(
         for press in range(signals):
             if press:
                 time.sleep(gap_s)  # the gap between two presses, not a wait for the command
-            os.killpg(pgid, signal.SIGINT)
+            if stop == signal.SIGTERM:
+                os.kill(proc.pid, stop)
+            else:
+                os.killpg(pgid, stop)
         try:
             stdout = proc.communicate(timeout=ENDED_S)[0] or b""
             code: int | None = proc.returncode

@@ -28,7 +28,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -183,6 +183,17 @@ def _open_port(port: str) -> serial.Serial:
         return serial.serial_for_url(port, **kwargs)
 
 
+def command_frame(cmd_id: str, op: str, args: Mapping[str, Any]) -> bytes:
+    """The frame of command `op`; BoxError(BAD_ARG) when it does not fit in one (a 600-digit
+    count): the box would answer LINE_TOO_LONG, with no id, for ever."""
+    try:
+        return protocol.encode(protocol.cmd(cmd_id, op, **args))
+    except ValueError as exc:
+        raise BoxError(
+            "BAD_ARG", _("{op} does not fit in one frame ({error})").format(op=op, error=exc)
+        ) from None
+
+
 class BoxClient:
     """Host side of the serial link: commands, and every box event exactly once, in order.
 
@@ -328,12 +339,7 @@ class BoxClient:
         except protocol.ProtocolError as exc:
             raise BoxError("BAD_ARG", str(exc)) from None
         cmd_id = f"{self._id_prefix}-{next(self._ids)}"
-        try:
-            line = protocol.encode(protocol.cmd(cmd_id, op, **args))
-        except ValueError as exc:  # the box would answer LINE_TOO_LONG with no id, for ever
-            raise BoxError(
-                "BAD_ARG", _("{op} does not fit in one frame ({error})").format(op=op, error=exc)
-            ) from None
+        line = command_frame(cmd_id, op, args)
         if self._thread is None:
             self.connect()
         pending = _Pending()

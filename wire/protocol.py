@@ -288,10 +288,12 @@ def decode(line: bytes, *, check: bool = True) -> dict[str, Any]:
     body = split_line(line)
     try:
         message = json.loads(
-            body.decode("ascii"), parse_constant=_reject_constant, object_pairs_hook=_no_repeats
+            body.decode("ascii"), parse_constant=_reject_constant, object_pairs_hook=no_repeats
         )
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(BAD_FRAME, f"body is not valid JSON: {exc}") from None
+    if unpaired_surrogate(message):
+        raise ProtocolError(BAD_FRAME, f"body is not text: {UNPAIRED}")
     if not isinstance(message, dict):
         raise ProtocolError(BAD_FRAME, f"body must be a JSON object, got {type(message).__name__}")
     if check:
@@ -299,17 +301,38 @@ def decode(line: bytes, *, check: bool = True) -> dict[str, Any]:
     return message
 
 
+UNPAIRED = "a \\uD800-\\uDFFF escape without its other half"
+
+
+def unpaired_surrogate(value: Any) -> bool:
+    """True when a string of the decoded JSON `value` (an object's names too) holds half of a
+    UTF-16 surrogate pair (`"\\ud800"` alone): a valid JSON escape, but no text, which every
+    writer after the parser refuses (UTF-8, SQLite, a terminal). A reader of JSON from outside
+    (a frame here, a web page's message in engine/web/inbound.py) refuses it with the rest of
+    what is not JSON, before anything acts on it."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # A name given twice means two different messages to two readers (RFC 8259 leaves it open):
-    # refuse it rather than guess which one the sender meant.
+class RepeatedName(ValueError):
+    """A JSON object names one member twice (`no_repeats`)."""
+
+
+def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook` for `json.loads` of a message (the wire's frames, the web table's
+    requests): a name given twice means two different messages to two readers (RFC 8259 leaves
+    it open), so it is refused (RepeatedName) rather than guessed."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"name {key!r:.40} appears twice in one object")
+            raise RepeatedName(f"name {key!r:.40} appears twice in one object")
         out[key] = value
     return out
 

@@ -18,7 +18,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, TextIO
 
-from common.commandline import CtrlC
+from common.commandline import CtrlC, whole_number
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.outcomes import ConnectionLost, PressUnreported
 from engine.rules import parse_option
@@ -80,7 +80,7 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
         help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
     p.add_argument("--mode", choices=MODES, help=_("scoring mode (default target)"))
-    p.add_argument("--target", type=int, help=_("points that end the game (500)"))
+    p.add_argument("--target", type=whole_number, help=_("points that end the game (500)"))
     p.add_argument(
         "--option",
         action="append",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -31,12 +32,13 @@ from common.commandline import digits
 from engine.cards import COLORS, Card, Deck, parse_card
 from engine.errors import InputError, RuleError, UnoError
 from engine.words import COLOUR_NAMES
-from i18n import N_, _, worded
+from i18n import N_, _, number, worded
 
 __all__ = [
     "CARD_LINES",
     "COLOR_WORDS",
     "COMMANDS",
+    "MAX_LINE",
     "NAME_WORDS",
     "QUERIES",
     "TERMINAL_ONLY",
@@ -65,6 +67,7 @@ __all__ = [
     "from_data",
     "help_text",
     "is_card",
+    "line_problem",
     "parse",
     "to_data",
 ]
@@ -73,8 +76,11 @@ __all__ = [
 COLOR_WORDS = {**{c: c for c in COLORS}, **{v.upper(): k for k, v in COLOUR_NAMES.items()}}
 # What one field of a command sent as data may be, at most (a real one is far smaller).
 MAX_COUNT = 10_000
-MAX_WORD = 40
+MAX_WORD = 40  # also a word of a typed line: a card, a command, a number or a name
 MAX_CARDS = 40
+# A typed line, from the keyboard, a pipe or a phone (`line_problem`, the one check): the
+# longest real one (a hand) is ~60 characters.
+MAX_LINE = 200
 # A challenge's answer: the Wild Draw Four was legal (y) or not (n).
 YES = ("y", "yes", "legal")
 NO = ("n", "no", "illegal")
@@ -532,6 +538,35 @@ def is_card(word: str) -> bool:
 
 
 # -- reading a typed line ---------------------------------------------------------------------
+
+
+def line_problem(text: str) -> str | None:
+    """Why a typed line can be no move or command, in one line; None when it may be one. The
+    one check of a line's text, for the terminal, a pipe and the web: a control character (an
+    escape sequence piped in, a form feed) would be echoed to the terminal by the refusal, and a
+    word of 100,000 characters quoted back whole."""
+    for char in text:
+        if "\udc80" <= char <= "\udcff":  # a byte that is not UTF-8 (surrogateescape)
+            return _("a line that is not UTF-8 text: type cards, commands and names as plain text")
+        if char != "\t" and unicodedata.category(char) in _NOT_TYPED:
+            return _(
+                "a line with the control character U+{code:04X}: type cards, commands and "
+                "names as plain text"
+            ).format(code=ord(char))
+    if len(text) > MAX_LINE:
+        return _("a line of {count} characters: a line is at most {most}").format(
+            count=number(len(text)), most=number(MAX_LINE)
+        )
+    for word in text.split():
+        if len(word) > MAX_WORD:
+            return _(
+                "`{start}...` is {count} characters long: a card, a command, a number or a "
+                "name is at most {most}"
+            ).format(start=word[:20], count=number(len(word)), most=MAX_WORD)
+    return None
+
+
+_NOT_TYPED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 def parse(line: str, table: TableFacts) -> Command:

@@ -52,6 +52,7 @@ STATE_VERSION = 2  # 1: the referee before it played on BlindRound (read and upg
 MODES: tuple[str, ...] = SCORING_MODES[:4]
 TEAMS = 2  # at a table, partners sit alternately: two teams
 PHASES = ("deal", "play", "score", "over")
+MAX_NAME = 32  # characters in a player's name: room for a long name, not for a page of text
 
 
 def check_names(names: list[str]) -> None:
@@ -65,6 +66,12 @@ def check_names(names: list[str]) -> None:
     seen: set[str] = set()
     for name in names:
         key = name.lower()
+        if len(name) > MAX_NAME:  # (a name is shown on every line and quoted in refusals)
+            raise InputError(
+                _("player name `{start}...`: at most {most} characters").format(
+                    start=name[:20], most=MAX_NAME
+                )
+            )
         if not name or not name[0].isalpha() or not all(c.isalnum() or c in "-_" for c in name):
             raise InputError(
                 _("player name `{name}`: letters, digits, - or _, starting with a letter").format(

@@ -177,6 +177,10 @@ class TableSession:
         prompt should wait (a press was sent: its fire event answers)."""
         with self._lock:
             text = line.strip()
+            problem = commands.line_problem(text)
+            if problem:
+                self._refuse(problem)  # (the same question, if one was asked, again)
+                return True
             asked = self.asking
             if asked is not None:
                 self.asking = None

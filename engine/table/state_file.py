@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from common import textfile
+from common.commandline import digits
 from engine.blind import BlindRound
 from engine.cards import COLORS, CardError, parse_card
 from engine.effects import EFFECTS
@@ -195,12 +196,14 @@ def _hands_left(ref: Referee, value: Any) -> dict[int, list[str]]:
         raise _bad("hands_left", "a table of seat = cards", value)
     out: dict[int, list[str]] = {}
     for key, cards in value.items():
-        if not (isinstance(key, str) and key.isdigit() and int(key) < len(ref.players)):
+        # ASCII digits only: "²" passed isdigit and failed int (a traceback)
+        seat = digits(key) if isinstance(key, str) else None
+        if seat is None or seat >= len(ref.players):
             raise _bad("hands_left", "seats as keys", key)
         if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
             raise _bad(f"hands_left.{key}", "a list of cards", cards)
         try:
-            out[int(key)] = [str(parse_card(c, ref.deck)) for c in cards]
+            out[seat] = [str(parse_card(c, ref.deck)) for c in cards]
         except CardError as exc:
             raise InputError(f"not a table state: `hands_left.{key}`: {exc}") from None
     return out
@@ -217,7 +220,7 @@ def _round(ref: Referee, play: dict[str, Any], in_game: list[int]) -> BlindRound
         raise _bad(w + "hand", "0 for a player out of the game", hand)
     _seat(play, "turn", in_game, w)
     direction = play.get("direction")
-    if direction not in (1, -1) or isinstance(direction, bool):
+    if type(direction) is not int or direction not in (1, -1):
         raise _bad(w + "direction", "1 (left) or -1 (right)", direction)
     _color(play, "color", w)
     top_text = play.get("top")
@@ -243,7 +246,7 @@ def _round(ref: Referee, play: dict[str, Any], in_game: list[int]) -> BlindRound
     for key in ("window", "wd4_by", "last_seat", "winner"):
         _seat(play, key, in_game, w, optional=True)
     called = play.get("uno_called", [])
-    if not isinstance(called, list) or any(c not in in_game or isinstance(c, bool) for c in called):
+    if not isinstance(called, list) or any(type(c) is not int or c not in in_game for c in called):
         raise _bad(w + "uno_called", "a list of seats in play", called)
     if not isinstance(play.get("fired_play", False), bool):
         raise _bad(w + "fired_play", "true or false", play.get("fired_play"))
@@ -276,7 +279,7 @@ def _due(due: Any, where: str, seats: list[int], *, attack: bool) -> None:
     if (kind == "cards") == attack:
         raise _bad(where[:-1], "hits in UNO Attack, cards in classic", due)
     face = due.get("face")
-    if face is not None and face not in EFFECTS:
+    if face is not None and (not isinstance(face, str) or face not in EFFECTS):  # ([] unhashable)
         raise _bad(where + "face", "a card face or null", face)
     if not isinstance(due.get("fresh", False), bool):
         raise _bad(where + "fresh", "true or false", due.get("fresh"))
@@ -416,7 +419,7 @@ def load_state(path: Path) -> StateFile:
     """Read a state file written by the session; InputError (one line, naming the file and
     the field) for anything else."""
     try:
-        data = textfile.parse_json(Path(path).read_text(encoding="utf-8"))
+        data = textfile.parse_json(textfile.read_text(path))  # a BOM allowed; not /dev/zero
     except OSError as exc:
         raise InputError(textfile.cannot_read(path, exc).render()) from None
     except UnicodeDecodeError:

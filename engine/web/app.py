@@ -43,6 +43,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from common.commandline import digits
 from engine.web.auth import COOKIE, SESSION_AGE_S, Auth, cross_site, host_allowed
 from engine.web.connections import BODY_TIMEOUT_S
+from engine.web.headers import raw_headers
 from engine.web.hub import Hub, Subscriber, encode
 from engine.web.inbound import (
     MAX_BODY,
@@ -53,6 +54,7 @@ from engine.web.inbound import (
     read_message,
     read_query,
     shown,
+    valid_id,
 )
 from engine.web.page import MANIFEST_TYPE, index_html, manifest, qr_svg, rounds_csv
 from engine.web.seats import Claims
@@ -86,17 +88,6 @@ PROTOCOL = 1
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LANG_AGE_S = 365 * 24 * 3600  # the language cookie: a year
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
-
-CSP = (
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-)
-HEADERS = {
-    "content-security-policy": CSP,
-    "x-content-type-options": "nosniff",
-    "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
-}
 
 
 class Guard:
@@ -141,7 +132,7 @@ class Guard:
 
         async def send_with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
-                extra = [(k.encode(), v.encode()) for k, v in HEADERS.items()]
+                extra = raw_headers()
                 if scope["path"].startswith("/api/"):
                     extra.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
@@ -389,6 +380,7 @@ class WebApp:
                     break
                 reply = await self._on_message(message, token, lang)
                 sub.put(encode(reply))
+                await sub.taken()  # the next request once this reply is on its way
         except WebSocketDisconnect:
             pass
         finally:
@@ -398,12 +390,18 @@ class WebApp:
                 await sender
 
     async def _send(self, ws: WebSocket, sub: Subscriber) -> None:
-        while True:
-            text = await sub.queue.get()
-            if text is None:  # fell too far behind: drop it, the page reconnects and catches up
-                await ws.close(code=1013, reason="too far behind: reconnect with since")
-                return
-            await ws.send_text(text)
+        try:
+            while True:
+                text = await sub.take()
+                if text is None:  # fell too far behind: dropped, it reconnects and catches up
+                    await ws.close(code=1013, reason="too far behind: reconnect with since")
+                    return
+                await ws.send_text(text)
+                # A connection that was just lost is only told so by the loop: without a turn
+                # of it, every frame still queued went to the dead socket, a log line each.
+                await asyncio.sleep(0)
+        finally:
+            sub.close()
 
     async def _on_message(
         self, message: MutableMapping[str, Any], token: object, lang: str
@@ -417,7 +415,7 @@ class WebApp:
             return {"type": "error", "error": exc.text}
         kind = data.get("type")
         problem = check_request(kind, data)
-        ident = data.get("id") if isinstance(data.get("id"), int | str) else None
+        ident = data.get("id") if valid_id(data.get("id")) else None
         if problem is not None:
             return {"type": "error", "id": ident, "error": problem}
         _status, reply = await self.perform(str(kind), data, token, lang)

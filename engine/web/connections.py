@@ -13,7 +13,15 @@ A Raspberry Pi at a table has a few phones to serve and a LAN that anyone may be
   that many are open, a newcomer still gets in: the oldest connection of the address holding
   the most is closed for it (unless the newcomer's own address is that one);
 - should the process still run out of descriptors, that is one line per `EMFILE_QUIET_S`, not
-  a traceback per refused connection.
+  a traceback per refused connection;
+- what uvicorn logs of a client's mistakes (a request it cannot read, an upgrade it does not
+  know, a WebSocket text that is not UTF-8: a line, or a whole traceback, for each) is one
+  line per `EMFILE_QUIET_S`, without the traceback (`QuietClientMistakes`): the client gets
+  its refusal, a script sending thousands does not fill the journal.
+
+The answers uvicorn and the WebSocket layer give themselves (400 for a request they cannot
+read, a refused handshake) carry the security headers of every other answer
+(engine/web/headers.py).
 
 WebSockets stay open as long as their page does (uvicorn pings each every 20 s and closes one
 that does not answer).
@@ -29,15 +37,18 @@ from __future__ import annotations
 import asyncio
 import collections
 import errno
+import logging
 import resource
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from engine.web.headers import HEADERS, raw_headers
 from i18n import _
 
 __all__ = [
@@ -47,6 +58,7 @@ __all__ = [
     "KEEP_ALIVE_S",
     "PER_CLIENT",
     "Gate",
+    "QuietClientMistakes",
     "most_connections",
     "out_of_files_handler",
     "protocols",
@@ -63,6 +75,14 @@ BACKLOG = 64
 RESERVED_FILES = 64  # descriptors kept for everything but connections (files, the serial port)
 EMFILE_QUIET_S = 10.0
 OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+# What uvicorn logs (logger `uvicorn.error`) when a client sends what no browser sends.
+CLIENT_MISTAKES = frozenset(
+    {
+        "Invalid HTTP request received.",
+        "Unsupported upgrade request.",
+        "Invalid UTF-8 sequence received from client.",
+    }
+)
 
 
 def most_connections() -> int:
@@ -164,7 +184,29 @@ def protocols(gate: Gate, header_timeout: float = HEADER_TIMEOUT_S) -> tuple[typ
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 self.transport.close()
 
+        def send_400_response(self, msg: str) -> None:
+            # uvicorn's own answer to a request it cannot read, with the security headers.
+            body = msg.encode("ascii")
+            headers = [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+                *raw_headers(),
+            ]
+            answer = h11.Response(status_code=400, headers=headers, reason=b"Bad Request")
+            for event in (answer, h11.Data(data=body)):
+                self.transport.write(self.conn.send(event))
+            self.transport.write(self.conn.send(h11.EndOfMessage()))
+            self.transport.close()
+
     class TableWebSocket(WebSocketsSansIOProtocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # Every handshake answer the WebSocket layer makes (101, a refused handshake, the
+            # app refusing before it accepts) is made by one of these two.
+            for name in ("accept", "reject"):
+                setattr(self.conn, name, _with_headers(getattr(self.conn, name)))
+
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             gate.admit(transport)  # already admitted as an HTTP connection
@@ -174,6 +216,48 @@ def protocols(gate: Gate, header_timeout: float = HEADER_TIMEOUT_S) -> tuple[typ
             super().connection_lost(exc)
 
     return TableHTTP, TableWebSocket
+
+
+def _with_headers(make: Callable[..., Any]) -> Callable[..., Any]:
+    """`make` (a handshake response maker of `websockets`), its responses with `HEADERS`."""
+
+    def made(*args: Any, **kwargs: Any) -> Any:
+        response = make(*args, **kwargs)
+        for name, value in HEADERS.items():
+            if name not in response.headers:  # (`accept` refuses through `reject`)
+                response.headers[name] = value
+        return response
+
+    return made
+
+
+class QuietClientMistakes(logging.Filter):
+    """A filter for uvicorn's logger: each of its `CLIENT_MISTAKES` lines at most once per
+    `EMFILE_QUIET_S`, and never with a traceback. `install()` puts one on the logger."""
+
+    LOGGER = "uvicorn.error"
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.clock = clock
+        self._last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg not in CLIENT_MISTAKES:
+            return True
+        record.exc_info, record.exc_text = None, None
+        now = self.clock()
+        if now - self._last.get(record.msg, -EMFILE_QUIET_S) < EMFILE_QUIET_S:
+            return False
+        self._last[record.msg] = now
+        return True
+
+    @classmethod
+    def install(cls) -> None:
+        """On uvicorn's logger, once (uvicorn sets its loggers up again for each server)."""
+        logger = logging.getLogger(cls.LOGGER)
+        if not any(isinstance(f, cls) for f in logger.filters):
+            logger.addFilter(cls())
 
 
 def out_of_files_handler(out: TextIO | None = None) -> Any:

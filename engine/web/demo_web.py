@@ -12,15 +12,16 @@ play. The page stays up after the game until Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
-from common.commandline import signals_as_interrupt
+from common.commandline import CtrlC, decimal, goes_with, say_error, whole_number
 from engine.boxport import mock_box
 from engine.demo import NAMES, Demo, Screen, Spectator, show_summary
 from engine.errors import InputError, UnoError
-from engine.web.options import add_web_arguments, need_web_extra
+from engine.web.options import DEFAULT_HTTP, add_web_arguments, need_web_extra
 from i18n import _, number
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--pace",
-        type=float,
+        type=decimal,
         default=DEFAULT_PACE,
         metavar="SECONDS",
         help=_("--web: seconds between two moves, to follow on the page (default {pace})").format(
@@ -119,12 +120,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--wait-pages",
-        type=int,
+        type=whole_number,
         default=1,
         metavar="N",
         help=_("--web: the bots start when N pages are open, so the first game is seen whole (1)"),
     )
     add_web_arguments(p)
+
+
+def check_without_web(args: argparse.Namespace) -> None:
+    """`demo` without --web: an option only the web demo reads is refused (InputError), not
+    ignored (`demo --http 0.0.0.0:8500` played in the terminal, and nobody could join)."""
+    import os
+
+    given = {
+        "--pace": args.pace != DEFAULT_PACE,
+        "--wait-pages": args.wait_pages != 1,
+        "--http": args.http != DEFAULT_HTTP,
+        "--code": args.code not in (None, os.environ.get("UNOATTACK_CODE") or None),
+        "--allow-host": bool(args.allow_host),
+    }
+    problem = goes_with("--web", given)
+    if problem:
+        raise InputError(problem)
 
 
 def run(
@@ -155,42 +173,49 @@ def run(
     screen = Screen(out, names)
     summaries: list[dict[str, Any]] = []
     failed: list[str] = []
-    try:
-        with signals_as_interrupt(), mock_box(config_text) as (box, client):
-            session = demo_table(players=names, deck=args.deck, target=args.target)
-            service = TableService(session, box=client, watch_only=WATCH_ONLY)
+    # However many stop signals come (Ctrl-C, SIGTERM, SIGHUP): the first stops the start-up
+    # or the server, a second the server at once, none cuts the mock box's stop short.
+    with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(server.stop_signal):
+        try:
+            with contextlib.ExitStack() as stack:
+                with ctrl_c.stopping():
+                    box, client = stack.enter_context(mock_box(config_text))
+                    session = demo_table(players=names, deck=args.deck, target=args.target)
+                    service = TableService(session, box=client, watch_only=WATCH_ONLY)
 
-            def play(stop: threading.Event) -> None:
-                while web.hub.pages < args.wait_pages and not stop.wait(0.05):
-                    pass
-                if stop.is_set():
-                    return
-                screen.line(f"{web.hub.pages} page(s) watching: the bots start")
-                spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
-                try:
-                    summary = Demo.for_args(args, box, client, screen, spectator).run()
-                except Stopped:
-                    return
-                except UnoError as exc:
-                    failed.append(str(exc))
-                    raise  # the server says so on the page and on stderr
-                summaries.append(summary)
-                show_summary(screen, summary)
-                service.announce([f"game over: {summary['winner_name']} wins"], {"demo": "over"})
+                    def play(stop: threading.Event) -> None:
+                        while web.hub.pages < args.wait_pages and not stop.wait(0.05):
+                            pass
+                        if stop.is_set():
+                            return
+                        screen.line(f"{web.hub.pages} page(s) watching: the bots start")
+                        spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
+                        try:
+                            summary = Demo.for_args(args, box, client, screen, spectator).run()
+                        except Stopped:
+                            return
+                        except UnoError as exc:
+                            failed.append(str(exc))
+                            raise  # the server says so on the page and on stderr
+                        summaries.append(summary)
+                        show_summary(screen, summary)
+                        service.announce(
+                            [f"game over: {summary['winner_name']} wins"], {"demo": "over"}
+                        )
 
-            server.attach(service, workers=[play])
-            server.banner(out, "unoattack demo --web", saved=False, joinable=False)
-            waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
-            screen.line(
-                f"the bots {', '.join(names)} play to {args.target} through the mock box on "
-                f"{client.port}{waiting}; watch them at {server.url}"
-            )
-            server.run()
-    except KeyboardInterrupt:
-        pass
-    except UnoError as exc:
-        print(f"unoattack demo: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        server.close()
+                    server.attach(service, workers=[play])
+                    server.banner(out, "unoattack demo --web", saved=False, joinable=False)
+                    waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
+                    screen.line(
+                        f"the bots {', '.join(names)} play to {args.target} through the mock "
+                        f"box on {client.port}{waiting}; watch them at {server.url}"
+                    )
+                server.run()
+        except KeyboardInterrupt:
+            pass
+        except UnoError as exc:
+            say_error("unoattack demo", exc)
+            return 1
+        finally:
+            server.close()
     return 0 if not failed and all(s["conserved"] for s in summaries) else 1

@@ -70,13 +70,20 @@ class Update:
 
 class Subscriber:
     """One page's outbound queue of text frames (updates and replies, in order), and the
-    language the page reads (`lang`)."""
+    language the page reads (`lang`). Its sender `take`s the frames one by one; `taken()`
+    waits until it has taken all those queued so far, so a page's next request is read only
+    once the reply to its last one is on its way (a page that sends and never reads holds one
+    reply here, not thousands)."""
 
     def __init__(self, size: int = QUEUE, lang: str = "en") -> None:
         self.lang = lang
         self.queue: asyncio.Queue[str | None] = asyncio.Queue(size)
         self.last = 0  # highest update number queued
         self.dropped = False
+        self.closed = False  # its sender has stopped
+        self._queued = 0  # frames ever queued
+        self._taken = 0  # frames ever taken by the sender
+        self._moved = asyncio.Event()
 
     def put(self, text: str) -> bool:
         """Queue a frame; False (and the subscriber is marked dropped) when it is full."""
@@ -90,8 +97,29 @@ class Subscriber:
             while not self.queue.empty():
                 self.queue.get_nowait()
             self.queue.put_nowait(None)
+            self._moved.set()
             return False
+        self._queued += 1
         return True
+
+    async def take(self) -> str | None:
+        """The next frame to send (None: dropped, close the connection)."""
+        text = await self.queue.get()
+        self._taken += 1
+        self._moved.set()
+        return text
+
+    async def taken(self) -> None:
+        """Wait until the sender has taken every frame queued so far (or stopped)."""
+        mark = self._queued
+        while self._taken < mark and not self.dropped and not self.closed:
+            self._moved.clear()
+            await self._moved.wait()
+
+    def close(self) -> None:
+        """Its sender has stopped: nobody waits for it any more."""
+        self.closed = True
+        self._moved.set()
 
 
 class Hub:

@@ -4,7 +4,8 @@
   own shape; the Guard (engine/web/app.py) reads it for every request and WebSocket and keeps
   the result in the scope (`query_of`);
 - a **JSON message** (`read_message`): an HTTP request body or a WebSocket text frame, at most
-  `MAX_BODY` bytes, nested at most `MAX_DEPTH` deep, a JSON object;
+  `MAX_BODY` bytes, nested at most `MAX_DEPTH` deep, a JSON object of text (no half of a
+  surrogate pair: wire/protocol.py `unpaired_surrogate`, the box's own rule);
 - the **requests** in a message (`check_request`): their fields and the type of each.
 
 Each refusal is one line naming the problem and what is allowed (`BadInput`, with the HTTP
@@ -23,6 +24,7 @@ from urllib.parse import parse_qsl
 
 from common.commandline import MAX_DIGITS, digits
 from engine.web.table_service import BOX_CONTROLS
+from wire.protocol import UNPAIRED, RepeatedName, no_repeats, unpaired_surrogate
 
 __all__ = [
     "FIELDS",
@@ -36,6 +38,7 @@ __all__ = [
     "read_message",
     "read_query",
     "shown",
+    "valid_id",
 ]
 
 MAX_BODY = 4096  # bytes of one HTTP request body or WebSocket message the app reads
@@ -61,6 +64,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 NULLABLE = frozenset({("claim", "seat")})  # fields that may be null
 MAX_PARAMS = 16
+MAX_ID = 40  # characters of a request's `id`
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
@@ -162,9 +166,13 @@ def read_message(raw: bytes | str) -> dict[str, Any]:
     if depth > MAX_DEPTH:
         raise BadInput(400, f"message nested {depth} deep: at most {MAX_DEPTH}")
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=no_repeats)
+    except RepeatedName as exc:  # {"line": "R5", "line": "R6"}: R6 was played
+        raise BadInput(400, f"message is not JSON: {exc}") from None
     except (ValueError, RecursionError):
         raise BadInput(400, "message is not JSON") from None
+    if unpaired_surrogate(data):  # `"\ud800"`: no text (a code, a line, an id echoed back)
+        raise BadInput(400, f"message is not text: {UNPAIRED}")
     if not isinstance(data, dict):
         raise BadInput(400, f"message must be a JSON object, not {kind_of(data)}")
     return data
@@ -185,6 +193,14 @@ def kind_of(value: object) -> str:
     return simple.get(type(value), type(value).__name__)
 
 
+def valid_id(ident: object) -> bool:
+    """True for what a request's `id` may be (and its reply may echo): a whole number or a
+    string, of at most `MAX_ID` characters."""
+    if isinstance(ident, bool) or not isinstance(ident, int | str):
+        return False
+    return len(ident) <= MAX_ID if isinstance(ident, str) else -(10**MAX_ID) < ident < 10**MAX_ID
+
+
 def check_request(kind: object, data: dict[str, Any]) -> str | None:
     """Why `data` is not a well-formed request of `kind`, in one line, or None."""
     if not isinstance(kind, str) or kind not in FIELDS:
@@ -195,11 +211,8 @@ def check_request(kind: object, data: dict[str, Any]) -> str | None:
         if key not in allowed and key not in ("type", "id"):
             names = ", ".join(["type", "id", *allowed])
             return f"unknown field `{shown(key)}` in `{kind}`: allowed are {names}"
-    ident = data.get("id")
-    if "id" in data and (
-        isinstance(ident, bool) or not isinstance(ident, int | str) or len(str(ident)) > 40
-    ):
-        return "`id` must be a number or a short string (at most 40 characters)"
+    if "id" in data and not valid_id(data["id"]):
+        return f"`id` must be a number or a short string (at most {MAX_ID} characters)"
     for key in REQUIRED[kind]:
         if key not in data:
             return f"`{kind}` needs `{key}`"

@@ -9,10 +9,11 @@ page has `fired N` buttons). docs/web.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
-from common.commandline import signals_as_interrupt
+from common.commandline import CtrlC
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.table.cli import add_game_arguments, options_of
 from engine.table.state_lock import holding
@@ -52,18 +53,26 @@ def run_serve(args: argparse.Namespace) -> int:
     with holding(options.state):  # one referee per game (engine/table/state_lock.py)
         saved = options.check()  # read again: nobody else writes it now
         server = WebServer(http=args.http, code=args.code, allow_hosts=args.allow_host)
-        try:
-            with signals_as_interrupt(), open_box(args, saved.last_event if saved else None) as box:
-                session = open_table(options, box.client, saved)
-                try:
-                    service = TableService(session)
-                    server.attach(service)
-                    server.banner(sys.stdout)
+        # However many stop signals come (Ctrl-C, SIGTERM, SIGHUP): the first stops the
+        # start-up or the server, a second the server at once, none cuts the game's save and
+        # the button's lock short (`goodbye`).
+        with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(server.stop_signal):
+            try:
+                with contextlib.ExitStack() as stack:
+                    with ctrl_c.stopping():
+                        box = stack.enter_context(
+                            open_box(args, saved.last_event if saved else None)
+                        )
+                        session = open_table(options, box.client, saved)
+                        # saved, and the button locked while no referee runs
+                        stack.callback(session.goodbye)
+                        server.attach(TableService(session))
+                        server.banner(sys.stdout)
                     server.run()
-                finally:
-                    session.goodbye()  # saved, and the button locked while no referee runs
-        except KeyboardInterrupt:
-            print("unoattack serve: stopped; the game is saved", file=sys.stderr)
-        finally:
-            server.close()
+            except KeyboardInterrupt:
+                pass
+            finally:
+                server.close()
+            if ctrl_c.count:
+                print("unoattack serve: stopped; the game is saved", file=sys.stderr)
     return 0

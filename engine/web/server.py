@@ -15,11 +15,13 @@ import fcntl
 import ipaddress
 import socket
 import struct
-import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
+import uvicorn
+
+from common.commandline import say_error
 from engine.errors import InputError, UnoError
 from engine.web.auth import Auth
 from engine.web.connections import (
@@ -35,6 +37,7 @@ from engine.web.table_service import TableService
 
 __all__ = ["WebServer"]
 
+GRACE_S = 3  # for the connections open when the server stops
 WS_MAX_SIZE = 64 * 1024  # frames above this are refused by the WebSocket layer itself (1009)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 SIOCGIFADDR = 0x8915  # Linux ioctl: an interface's IPv4 address
@@ -113,6 +116,17 @@ def _display_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server without its own signal handling: it took SIGINT and SIGTERM, and once
+    stopped raised them again, which a second Ctrl-C turned into a KeyboardInterrupt in the
+    middle of the event loop's shutdown (a traceback) or of the game's last save. The command's
+    `CtrlC` takes them and tells `WebServer.stop_signal`."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 class WebServer:
     """One table's web app. `WebServer(http=...)` binds the socket (so a busy port fails before
     a box is started); `attach(service)` builds the app; `run()` serves until Ctrl-C or SIGTERM.
@@ -150,6 +164,7 @@ class WebServer:
         self._workers: list[Callable[[threading.Event], None]] = []
         self._threads: list[threading.Thread] = []
         self._server: Any = None
+        self._signals = 0
 
     def attach(
         self, service: TableService, workers: Iterable[Callable[[threading.Event], None]] = ()
@@ -208,10 +223,9 @@ class WebServer:
         out.flush()
 
     def run(self) -> None:
-        """Serve until stopped (Ctrl-C or SIGTERM raise KeyboardInterrupt afterwards)."""
-        import uvicorn
-
-        from engine.web.connections import protocols
+        """Serve until stopped: `shutdown()`, or the command's stop signals told to
+        `stop_signal` (a `CtrlC` listener). uvicorn takes no signal itself."""
+        from engine.web.connections import QuietClientMistakes, protocols
 
         http, ws = protocols(self.gate, self.header_timeout)
         config = uvicorn.Config(
@@ -227,9 +241,12 @@ class WebServer:
             lifespan="on",
             proxy_headers=False,  # the peer address is the client (slowing wrong join codes)
             server_header=False,
-            timeout_graceful_shutdown=3,
+            timeout_graceful_shutdown=GRACE_S,
         )
-        self._server = uvicorn.Server(config)
+        QuietClientMistakes.install()  # uvicorn's config has just set its loggers up
+        self._server = _Uvicorn(config)
+        if self._signals:  # one came while it was starting
+            self.stop_signal(self._signals)
         try:
             self._server.run(sockets=[self.sock])
         finally:
@@ -238,6 +255,15 @@ class WebServer:
 
     def shutdown(self) -> None:
         """Ask a running server to stop (any thread)."""
+        if self._server is not None:
+            self._server.should_exit = True
+
+    def stop_signal(self, count: int) -> None:
+        """The command's `count`th stop signal (Ctrl-C, SIGTERM, SIGHUP: a `CtrlC` listener):
+        the server stops, its connections closed within `GRACE_S`. (No later one hurries it:
+        uvicorn's forced exit skips the app's shutdown, whose task it then cancels with a
+        traceback.)"""
+        self._signals = count
         if self._server is not None:
             self._server.should_exit = True
 
@@ -256,7 +282,7 @@ class WebServer:
             try:
                 work(self.stop)
             except Exception as exc:  # a worker must not die silently
-                print(f"unoattack: {work.__name__} stopped: {exc}", file=sys.stderr)
+                say_error("unoattack", f"{work.__name__} stopped: {exc}")
                 if self.service is not None:
                     self.service.announce([f"{work.__name__} stopped: {exc}"], {"error": True})
 

@@ -31,7 +31,7 @@ from engine.game_history import keep_game
 from engine.outcomes import Outcome as Told
 from engine.table import commands, questions
 from engine.table.boxsync import MAX_FIRED
-from engine.table.commands import QUERIES, TERMINAL_ONLY, Command
+from engine.table.commands import MAX_LINE, QUERIES, TERMINAL_ONLY, Command, line_problem
 from engine.table.options import GameOptions
 from engine.table.referee import Referee
 from engine.table.session import TableSession, build_session, next_game
@@ -52,7 +52,6 @@ __all__ = [
     "open_table",
 ]
 
-MAX_LINE = 200  # characters in one command line; the longest real one (a hand) is ~60
 # The box panel's controls, and the wire op (wire/ops.py) each one is, with its arguments.
 BOX_CONTROLS = {
     "reset": "reset",
@@ -79,10 +78,9 @@ def check_line(line: object) -> str | None:
         return _("line must be a string (a command line of `unoattack table`), not {kind}").format(
             kind=_kind(line)
         )
-    if len(line) > MAX_LINE:
-        return _("line of {n} characters: at most {most}").format(n=len(line), most=MAX_LINE)
-    if any(not ch.isprintable() for ch in line):
-        return _("line has control characters (a newline, a tab, ...): one command line per action")
+    problem = line_problem(line)  # (length, control characters: as typed at a terminal)
+    if problem:
+        return problem
     if not line.strip():
         return _("empty line: type a card or a command (`help` lists them)")
     return None

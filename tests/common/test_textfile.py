@@ -1,5 +1,5 @@
 """A person's file that cannot be read is one line in the same words from every command that
-reads one (firmware/textfile.cannot_read), in the reader's language."""
+reads one (common/textfile.cannot_read), in the reader's language."""
 
 from __future__ import annotations
 

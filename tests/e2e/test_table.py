@@ -7,6 +7,7 @@ import json
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -21,6 +22,7 @@ from engine.mockbox import MockBox, demo_config
 from engine.table.options import GameOptions
 from engine.table.referee import Referee
 from engine.table.session import TableSession, build_session
+from engine.table.state_file import load_state
 from engine.table.view import summary
 from tests.wait import wait_until
 from wire.client import BoxClient
@@ -296,6 +298,31 @@ def test_a_host_restart_resumes_the_game(box_factory, tmp_path):
             third.kill()
     saved = json.loads(state.read_text())["referee"]
     assert saved["play"]["hand"] == [7, 6, 11] and saved["play"]["turn"] == 0
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_a_closed_terminal_stops_the_referee_as_ctrl_c_does(box_factory, tmp_path, stop):
+    """SIGTERM (`kill`, systemd) or SIGHUP (the terminal or SSH session closed) killed the
+    referee with the button live for Cat: nobody refereeing, and the box still firing."""
+    box = box_factory([0, 4])
+    state = tmp_path / "table.json"
+    table = TableProcess(box.port, state)
+    try:
+        table.expect(r"Ann deals: card turned up>")
+        table.send("Y5")
+        table.expect(r"Bob \(7\) on Y5 yellow>")
+        table.send("YH2")
+        table.expect(r"box: button live for Cat")
+        table.proc.send_signal(stop)
+        table.expect(r"box: button locked while no referee is running")
+        assert table.proc.wait(20) == 130
+    finally:
+        if table.proc.poll() is None:
+            table.kill()
+    with BoxClient(box.port, timeout=10.0) as other:
+        assert other.status()["locked"] is True
+    assert load_state(state).referee.top == "YH2"  # the game, saved
 
 
 @pytest.mark.timeout(180)

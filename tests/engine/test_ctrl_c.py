@@ -9,14 +9,17 @@ from __future__ import annotations
 import csv
 import json
 import os
+import signal
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from engine import executors
 from tests.ctrl_c import interrupt
+from tests.wait import wait_until
 
 # Far more games than any machine plays before the test's Ctrl-C: the run is cut, never done.
 SIM = ["-m", "engine.cli", "sim", "--games", "1000000", "--workers", "2", "--seed", "3"]
@@ -60,6 +63,33 @@ def test_ctrl_c_on_a_pooled_sweep_reports_writes_and_exits_130(
     with rows.open(newline="") as handle:
         written = list(csv.DictReader(handle))
     assert 1 <= len(written) < 40  # the settings finished, whole; not the others
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_on_a_pooled_sim_is_taken_as_ctrl_c(stop: signal.Signals) -> None:
+    """`kill`, `timeout` or a closed terminal: the parent died by the signal, no report, and
+    its workers ran on with parent 1, for ever."""
+    done = interrupt([*SIM, "--json"], running=b"sim [", signals=2, stop=stop)
+    _ended_cleanly(done)
+    data = json.loads(done.stdout)
+    assert data["interrupted"] is True and 0 < data["games"] < 1_000_000
+
+
+@pytest.mark.slow
+def test_the_workers_die_with_a_killed_sim() -> None:
+    """kill -9 of the command itself: its pool's workers must not run on without it."""
+    workers: list[psutil.Process] = []
+
+    def kill_it(pid: int) -> None:
+        command = psutil.Process(pid)
+        wait_until(lambda: len(command.children()) == 2, 60, what="the two workers started")
+        workers.extend(command.children())
+        command.kill()
+
+    done = interrupt(SIM, running=b"sim [", signals=0, when_running=kill_it)
+    assert done.code == -signal.SIGKILL
+    assert done.left == [] and not any(w.is_running() and w.status() != "zombie" for w in workers)
 
 
 def test_a_run_keeps_a_few_tasks_in_flight_per_worker() -> None:

@@ -7,6 +7,7 @@ import io
 import itertools
 import json
 import re
+import signal
 import statistics
 import sys
 import time
@@ -382,6 +383,21 @@ def test_ctrl_c_keeps_the_summary_and_the_rows(presses: int, tmp_path: Path) -> 
     assert data["summary"]["stopped"] == INTERRUPTED
     assert 0 < len(data["presses"]) < 100000
     assert len(read_counts(str(rows))) == len(data["presses"])
+
+
+@pytest.mark.slow
+def test_sigterm_keeps_the_summary_and_the_rows(tmp_path: Path) -> None:
+    """`kill` or `timeout` killed the bench by the signal: no summary, no CSV."""
+    _, path = _config(tmp_path)
+    rows = tmp_path / "rows.csv"
+    argv = ["-m", "firmware.cli", "bench", "--mock", "--config", str(path)]
+    argv += ["--presses", "100000", "--json", "--csv", str(rows)]
+    done = interrupt(argv, running=b"bench [", signals=1, stop=signal.SIGTERM)
+    assert (done.code, done.left) == (130, []), (done.stdout[-300:], done.terminal[-600:])
+    assert "Traceback" not in done.terminal
+    data = json.loads(done.stdout)
+    assert data["summary"]["stopped"] == INTERRUPTED
+    assert len(read_counts(str(rows))) == len(data["presses"]) > 0
 
 
 def test_bench_refuses_while_the_daemon_holds_the_pins(

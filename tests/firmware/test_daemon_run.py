@@ -16,9 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from common.errors import LauncherError
 from firmware.pins import claim_pins
+from firmware.run import _parse_console
 from tests.conftest import ROOT
 from tests.firmware.conftest import write_config
 from tests.wait import WAIT, read_lines, wait_until
@@ -121,7 +124,10 @@ def _wait_file(path: Path, predicate, timeout: float = 10.0) -> None:
     wait_until(matches, timeout, what=f"{path} matching")
 
 
-def test_sigterm_mid_burst_turns_every_output_off_and_exits_0(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_mid_burst_turns_every_output_off_and_exits_0(tmp_path, stop):
+    """SIGHUP (the terminal or SSH session the daemon ran in closed) killed it with the
+    ejector running, the outputs as they were."""
     config = write_config(
         tmp_path / "slow.toml",
         {"jam.count": 12, "plant.feed_interval_ms": 80, "plant.beam_ms": 5},
@@ -136,7 +142,7 @@ def test_sigterm_mid_burst_turns_every_output_off_and_exits_0(tmp_path):
         proc.stdin.flush()
         proc.read_until(lambda e: e.get("kind") == "state" and e.get("to") == "ejecting")
         _wait_file(state, lambda data: data["ejected_total"] >= 1)  # mid-burst, cards out
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         fire = proc.read_until(lambda e: e.get("kind") == "fire")
         exit_line = proc.read_until(lambda e: e.get("type") == "exit")
         code = proc.wait(10)
@@ -331,3 +337,50 @@ def test_a_burst_of_signals_still_exits_0(tmp_path):
         assert proc.wait(10) == 0
     finally:
         proc.kill()
+
+
+_CONSOLE_PIECES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        '"op"',
+        ":",
+        ",",
+        '"press"',
+        "dispense",
+        " ",
+        "=",
+        "1",
+        "9" * 5000,
+        "[" * 3000,
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CONSOLE_PIECES, min_size=1, max_size=8).map("".join))
+def test_a_console_line_is_an_op_or_the_error_the_console_answers(line: str) -> None:
+    """(A line nested too deep, `{"op":[[[...` or `dispense [[[...`, was a RecursionError that
+    killed the console's reader: no reply, and the daemon ran on after its input ended.)"""
+    if not line.strip():
+        return
+    with contextlib.suppress(ValueError, KeyError):  # what `_console` answers with BAD_FRAME
+        op, args = _parse_console(line)
+        assert isinstance(op, str) and isinstance(args, dict)
+
+
+def test_a_line_nested_too_deep_is_answered_and_the_console_reads_on(tmp_path) -> None:
+    config = str(write_config(tmp_path / "c.toml"))
+    argv = [sys.executable, "-m", "firmware.cli", "run", "--mock", "--console", "--config", config]
+    given = '{"op":' + "[" * 50_000 + "]" * 50_000 + "}\nstatus\n"
+    done = subprocess.run(argv, cwd=ROOT, input=given.encode(), capture_output=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr.decode()
+    replies = [json.loads(x) for x in done.stdout.decode().splitlines()]
+    replies = [r for r in replies if r.get("type") == "reply"]
+    assert replies[0]["error"] == {
+        "code": "BAD_FRAME",
+        "message": "nested too deep: line 1 column 1 (char 0)",
+    }
+    assert replies[1]["op"] == "status" and replies[1]["ok"]

@@ -226,16 +226,17 @@ def test_a_damaged_sqlite_file_is_moved_aside_and_reported(tmp_path: Path, caplo
         assert j.last_seq == 1
 
 
-def test_a_journal_of_an_unknown_schema_is_refused_not_moved(tmp_path: Path):
+@pytest.mark.parametrize("schema", ["99", "²", "9" * 5000])
+def test_a_journal_of_an_unknown_schema_is_refused_not_moved(tmp_path: Path, schema: str):
+    """(A schema of "²", edited in by hand, passed isdigit and failed int: a traceback.)"""
     path = tmp_path / "j.db"
     db = sqlite3.connect(path)
-    db.executescript(
-        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-        "INSERT INTO meta VALUES ('stream', 'x'), ('schema', '99');"
-    )
+    db.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")
+    db.execute("INSERT INTO meta VALUES ('stream', 'x'), ('schema', ?)", (schema,))
+    db.commit()
     db.close()
     before = path.read_bytes()
-    with pytest.raises(UsageError, match="holds schema '99'"):
+    with pytest.raises(UsageError, match=f"holds schema '{schema[:5]}"):
         SqliteJournal(path)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["j.db"]

@@ -516,6 +516,27 @@ def test_a_version_that_only_equals_one_is_refused(box: Box, version):
     assert box.daemon.executed == []
 
 
+def test_half_a_surrogate_pair_in_a_command_is_a_bad_frame_not_internal(tmp_path: Path, caplog):
+    """A command whose id was `"\\ud800"` (valid JSON, no text) reached the SQLite journal's
+    lookup, which cannot store it: INTERNAL and a traceback in the box's log."""
+    box = Box(SqliteJournal(tmp_path / "journal.db"))
+    try:
+        with caplog.at_level(logging.ERROR):
+            for body in (
+                rb'{"v":1,"type":"cmd","id":"\ud800","op":"press"}',
+                rb'{"v":1,"type":"cmd","id":"s","op":"settings.set","settings":{"\udfff":1}}',
+            ):
+                box.host.write(body_line(body))
+                reply = box.host.next(lambda m: m["type"] == "reply")
+                assert (reply["id"], reply["error"]["code"]) == (None, p.BAD_FRAME), reply
+            assert box.host.command("status")["ok"] is True
+        assert "Traceback" not in caplog.text and box.link.counters["internal"] == 0
+        assert box.daemon.executed == [("status", {})]
+    finally:
+        box.close()
+        box.journal.close()
+
+
 def test_a_name_given_twice_in_one_object_is_refused(box: Box):
     box.host.write(body_line(b'{"v":1,"type":"cmd","id":"d","op":"status","op":"press"}'))
     reply = box.host.next(lambda m: m["type"] == "reply")

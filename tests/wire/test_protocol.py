@@ -165,6 +165,28 @@ def test_bad_lines_get_the_precise_error_code(line: bytes, code: str, cmd_id: st
     assert _code(line) == (code, cmd_id)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        rb'{"v":1,"type":"cmd","id":"\ud800","op":"status"}',  # the id: the journal's key
+        rb'{"v":1,"type":"cmd","id":"a","op":"hello","stream":"x\udfff"}',
+        rb'{"v":1,"type":"cmd","id":"a","op":"model.set","params":{"\ud83d":1}}',
+        rb'{"v":1,"type":"ack","seq":1,"stream":"\udc00\ud800"}',  # a pair the wrong way round
+    ],
+)
+def test_half_a_surrogate_pair_is_no_text_and_a_bad_frame(body: bytes):
+    """`\\ud800` alone is a valid JSON escape but no character: the box journaled the id of
+    such a command in SQLite, which refused it, and answered INTERNAL with a traceback."""
+    line = body + b"*" + p.crc_hex(body).encode() + b"\n"
+    code, cmd_id = _code(line)
+    assert (code, cmd_id) == (p.BAD_FRAME, None)
+
+
+def test_a_surrogate_pair_is_text():
+    body = rb'{"v":1,"type":"cmd","id":"\ud83d\ude00","op":"status"}'  # one emoji
+    assert p.decode(body + b"*" + p.crc_hex(body).encode())["id"] == "\U0001f600"
+
+
 def test_model_set_cannot_name_a_safety_limit():
     line = p.encode(p.cmd("m", "model.set", params={"max_burst": 4, "ejector_max_on_ms": 99999}))
     with pytest.raises(p.ProtocolError, match="cannot set 'ejector_max_on_ms'") as info:

@@ -179,7 +179,7 @@ BAD_HTTP = [
     ("/api/act", {"command": {"word": "fly"}}, 422, "unknown command 'fly'"),
     ("/api/act", {"command": "hit"}, 400, "`command` must be an object, not a string"),
     ("/api/act", {"line": "R5", "command": {"word": "hit"}}, 400, "one of them"),
-    ("/api/act", {"line": "R5\nR7"}, 422, "control characters"),
+    ("/api/act", {"line": "R5\nR7"}, 422, "the control character U+000A"),
     ("/api/act", {"line": "R" * 500}, 422, "at most 200"),
     ("/api/box", {"op": "fly"}, 400, "unknown box control `fly`"),
     ("/api/box", {"op": "reset", "params": {"a": 1}}, 400, "`reset` takes no `params`"),

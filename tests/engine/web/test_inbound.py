@@ -87,3 +87,14 @@ def test_nesting_deeper_than_the_limit_is_refused_before_parsing(depth: int) -> 
         read_message("[" * 100_000)
     assert read_message('{"a": ' + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "}")
     assert read_message('{"s": "' + "[" * 100 + '"}') == {"s": "[" * 100}  # inside a string
+
+
+@pytest.mark.parametrize(
+    "raw", ['{"line": "R5", "line": "R6"}', '{"op": "ping", "params": {"a": 1, "a": 2}}']
+)
+def test_a_name_given_twice_is_refused_not_guessed(raw: str) -> None:
+    """(`{"line": "R5", "line": "R6"}` played R6, where the box's wire refuses such a frame:
+    one rule for both, `wire.protocol.no_repeats`.)"""
+    with pytest.raises(BadInput, match="appears twice in one object") as info:
+        read_message(raw)
+    assert info.value.status == 400

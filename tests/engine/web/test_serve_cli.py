@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx2 as httpx
+import psutil
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
@@ -17,6 +19,7 @@ from websockets.sync.client import connect
 from engine.table.state_file import load_state
 from engine.table.view import summary
 from tests.conftest import run_unoattack
+from tests.ctrl_c import interrupt
 from tests.engine.web.conftest import ROOT, Served
 
 ARGS = ["serve", "--port", "none", "--players", "Ann,Bob,Cat"]
@@ -163,3 +166,43 @@ def test_without_the_web_extra_serve_says_what_to_install(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "segno", None)  # as if it were not installed
     with pytest.raises(UnoError, match=r"needs segno: pip install 'unoattack-launcher\[web\]'"):
         need_web_extra()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("command", "stop", "signals"),
+    [
+        ([*ARGS, "--code", "424242"], signal.SIGINT, 2),
+        ([*ARGS, "--code", "424242"], signal.SIGINT, 3),
+        ([*ARGS, "--code", "424242", "--port", "mock"], signal.SIGTERM, 2),
+        (["demo", "--web", "--code", "424242", "--wait-pages", "0"], signal.SIGINT, 3),
+    ],
+    ids=["serve-ctrl-c-twice", "serve-ctrl-c-thrice", "serve-mock-sigterm-twice", "demo-web"],
+)
+def test_stop_signals_however_many_stop_the_server_once_quietly(
+    tmp_path: Path, command: list[str], stop: signal.Signals, signals: int
+) -> None:
+    """A second Ctrl-C (or SIGTERM) landed in uvicorn's own handling, which raised it again
+    once the server had stopped: a KeyboardInterrupt in the event loop's shutdown, a traceback
+    through asyncio and Starlette's lifespan on the terminal."""
+    children: list[psutil.Process] = []
+    done = interrupt(
+        ["-m", "engine.cli", *command, "--http", "127.0.0.1:0"],
+        # (demo --web's page is watch-only: no join code, its line names the page)
+        running=b"join code" if command[0] == "serve" else b"watch them at",
+        signals=signals,
+        stop=stop,
+        cwd=tmp_path,
+        interactive=True,
+        when_running=lambda pid: children.extend(psutil.Process(pid).children(recursive=True)),
+    )
+    assert done.code == 0, done.terminal[-800:]
+    assert "Traceback" not in done.terminal and "ERROR" not in done.terminal, done.terminal
+    assert done.left == [] and not any(c.is_running() and c.status() != "zombie" for c in children)
+    if command[0] == "serve":
+        assert "unoattack serve: stopped; the game is saved" in done.terminal
+        assert load_state(tmp_path / "unoattack-table.json").referee.players == [
+            "Ann",
+            "Bob",
+            "Cat",
+        ]
