@@ -151,3 +151,18 @@ def _english_after_each_test() -> Iterator[None]:
     import i18n
 
     i18n.use("en")
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _stop_signals_after_each_test() -> Iterator[None]:
+    """A command run in-process takes the stop signals (CtrlC ignores them once stopping):
+    the handlers are put back after each test, so that the commands later tests start in
+    this worker do not inherit an ignored SIGTERM or SIGINT."""
+    handlers = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    yield
+    for sig, handler in handlers.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)

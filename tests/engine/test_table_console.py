@@ -232,7 +232,8 @@ def test_ctrl_c_taken_by_a_reader_thread_still_ends_the_table(
     out = io.StringIO()
     session = TableSession(Referee(["Ann", "Bob"]), state_path=tmp_path / "t.json", out=out)
     sender = threading.Thread(target=ctrl_c_to_the_reader, daemon=True)
-    sigint = signal.getsignal(signal.SIGINT)
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    handlers = {sig: signal.getsignal(sig) for sig in stops}
     with os.fdopen(read_fd) as stdin:
         sender.start()
         try:
@@ -241,9 +242,10 @@ def test_ctrl_c_taken_by_a_reader_thread_still_ends_the_table(
             ended.set()
             os.close(write_fd)
             sender.join(WAIT)
-            # The command ignores SIGINT from its Ctrl-C on (it only exits after); this process
-            # goes on, and the commands later tests start must not inherit that.
-            signal.signal(signal.SIGINT, sigint)
+            # The command ignores the stop signals from its Ctrl-C on (it only exits after);
+            # this process goes on, and the commands later tests start must not inherit that.
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
     assert not rescued.is_set(), "the Ctrl-C was only seen when a line came"
     assert code == 130
     assert "game saved in" in out.getvalue()
