@@ -322,6 +322,10 @@ class TableRound:
     def set_hand(self, seat: int, cards: int) -> list[Outcome]:
         """The table says `seat` really holds `cards`; see `Referee.set_hand`."""
         rnd = self.blind
+        if seat not in rnd.seats:  # knockout: gone out of this round, holding nothing
+            raise RuleError(
+                _("{player} has gone out of this round").format(player=self.names[seat])
+            )
         if not 0 < cards <= self.deck.total:
             raise RuleError(
                 _("a hand in play holds 1 to {most} cards, not {count}").format(

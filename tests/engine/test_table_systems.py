@@ -195,3 +195,13 @@ def test_help_offers_every_mode_and_teams(capsys, command):
     for mode in ("knockout (淘汰制", "chips (籌碼制", "losing (輸分制", "teams (組隊比賽"):
         assert mode in text
     assert "--teams N" in text
+
+
+def test_a_player_gone_out_of_a_knockout_round_holds_nothing(monkeypatch, capsys, tmp_path):
+    script = "R5\nhand Bob 1\nR7\nhand Bob 3\n"
+    code, view, said = table(
+        monkeypatch, capsys, tmp_path, "Ann,Bob,Cat", script, "--mode", "knockout"
+    )
+    assert code == 1  # a piped line was refused
+    assert "! Bob has gone out of this round" in said
+    assert view["hands"][1] == 0 and view["finished"] == [1]
