@@ -23,7 +23,7 @@ from typing import Any
 from engine.cards import Card, Deck
 from engine.effects import EFFECTS
 from engine.errors import RuleError
-from engine.game import Action, Due, Round, top_of
+from engine.game import Action, Due, Round
 from engine.outcomes import Drew, Fired
 from engine.rules import Rules
 from engine.words import plural, seat_label
@@ -76,9 +76,11 @@ class BlindRound(Round):
         top: Card,
         color: str | None,
         out: Iterable[int] = (),
+        knockout: bool = False,
     ) -> BlindRound:
         """Every seat in play holds `rules.hand_size` unseen cards; `top` was turned up (a card
-        that goes back is the table's to replace first) and, for a wild, `color` named."""
+        that goes back is the table's to replace first) and, for a wild, `color` named.
+        `knockout`: the round goes on after a player goes out (`Round`'s knockout)."""
         out = frozenset(out)
         hands = [[] if s in out else [UNSEEN] * rules.hand_size for s in range(players)]
         rnd = cls.from_position(
@@ -90,6 +92,7 @@ class BlindRound(Round):
             color=color,
             dealer=dealer,
             out=out,
+            knockout=knockout,
         )
         rnd._told()
         return rnd
@@ -222,7 +225,7 @@ class BlindRound(Round):
         del self.hands[seat][: len(cards) + self._discards]
         if len(cards) == 1:
             return cards[0]
-        top = top_of(cards, color)
+        top = self._on_top(cards, color)
         rest = list(cards)
         rest.remove(top)
         self.discard.extend(rest)
@@ -297,6 +300,7 @@ class BlindRound(Round):
             "wd4_by": self.wd4_by,
             "last_seat": self.last_seat,
             "winner": self.winner,
+            "finished": list(self.finished),
         }
 
     @classmethod
@@ -309,11 +313,17 @@ class BlindRound(Round):
         dealer: int,
         out: Iterable[int],
         top: Card,
+        knockout: bool = False,
     ) -> BlindRound:
-        """A round from `state()` data (already checked by the referee's state reader)."""
+        """A round from `state()` data (already checked by the referee's state reader); in a
+        knockout round the seats that went out (`finished`) are out of play."""
         players = len(data["hand"])
+        finished = list(data.get("finished", ()))
         rnd = cls.__new__(cls)
-        rnd._setup(deck, rules, _NoLauncher(), players, dealer, 0, out, True)
+        rnd._setup(deck, rules, _NoLauncher(), players, dealer, 0, out, True, None, knockout)
+        if knockout and finished:  # seated as `Round._go_out` left them (dealer among them too)
+            rnd._seat(frozenset({*out, *finished}))
+        rnd.finished = finished
         rnd._told()
         rnd.hands = [[UNSEEN] * n for n in data["hand"]]
         rnd.discard = [top]

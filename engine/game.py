@@ -653,7 +653,7 @@ class Round:
         else:
             for card in cards:
                 hand.remove(card)
-            top = self._lead(cards) if self._da_choice else top_of(cards, color)
+            top = self._on_top(cards, color)
             rest = list(cards)
             rest.remove(top)
             discard.extend(rest)
@@ -665,6 +665,11 @@ class Round:
                 discard.extend(same)
                 hand[:] = [c for c in hand if c.color != top.color]
         return top
+
+    def _on_top(self, cards: tuple[Card, ...], color: str | None) -> Card:
+        """The card of a play of several that goes on the pile last: with discard_all_choice
+        the Discard All, else the one of the colour named."""
+        return self._lead(cards) if self._da_choice else top_of(cards, color)
 
     def _held_none_of(self, seat: int, color: str | None) -> bool:
         """A Wild Draw Four was legal: the player held no card of the colour in play."""

@@ -32,7 +32,7 @@ def history_path(state: Path) -> Path:
 
 def game_record(summary: dict[str, Any], ended: datetime | None = None) -> dict[str, Any]:
     """One game's line: from the referee's `summary()` (players, deck, mode, target, scores,
-    the winners so far, the rounds), with when it ended."""
+    the winners and losers so far, the chips of chips mode, the rounds), with when it ended."""
     when = (ended or datetime.now(UTC)).isoformat(timespec="seconds")
     return {
         "format": FORMAT,
@@ -43,6 +43,8 @@ def game_record(summary: dict[str, Any], ended: datetime | None = None) -> dict[
         "target": summary["target"],
         "scores": list(summary["scores"]),
         "winners": list(summary["game_winners"]),
+        "losers": list(summary["game_losers"]),  # knockout, chips, losing and teams name them
+        "chips": summary["chips"],  # chips mode: the ledger at the end; else None
         "rounds": list(summary["rounds"]),
     }
 

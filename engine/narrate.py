@@ -314,6 +314,12 @@ class Narrator:
         ]
 
     def round_over(self, o: RoundOver) -> list[str]:
+        if o.loser is not None:  # knockout (seed 001 淘汰制: "最後有一個人輸")
+            return [
+                _("round {round} is over: {player} is the last one left holding cards").format(
+                    round=o.round, player=self.name(o.loser)
+                )
+            ]
         return [
             _("round {round} is over: {player} went out").format(
                 round=o.round, player=self.name(o.winner)
@@ -324,7 +330,7 @@ class Narrator:
         return [self.name(o.seat) + ": " + plural(o.points, "point")]
 
     def round_scored(self, o: RoundScored) -> list[str]:
-        parts = [f"{self.name(s)} +{g}" for s, g in enumerate(o.gained) if g]
+        parts = [f"{self.name(s)} {g:+d}" for s, g in enumerate(o.gained) if g]  # chips: -
         gains = ", ".join(parts) if parts else _("no points")
         return [
             _("round {round} to {player}: {gains}").format(
@@ -340,9 +346,17 @@ class Narrator:
         ]
 
     def game_over(self, o: GameOver) -> list[str]:
-        names = " & ".join(self.name(s) for s in o.winners)
-        said = ngettext("game over: {names} wins", "game over: {names} win", len(o.winners))
-        return [said.format(names=names)]
+        lines: list[str] = []
+        if o.winners:
+            names = " & ".join(self.name(s) for s in o.winners)
+            said = ngettext("game over: {names} wins", "game over: {names} win", len(o.winners))
+            lines.append(said.format(names=names))
+        if o.losers:
+            # knockout, chips, losing and teams name the loser (seed 001: "最後有一個人輸")
+            names = " & ".join(self.name(s) for s in o.losers)
+            said = ngettext("game over: {names} loses", "game over: {names} lose", len(o.losers))
+            lines.append(said.format(names=names))
+        return lines
 
     def next_deal(self, o: NextDeal) -> list[str]:
         return [

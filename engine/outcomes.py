@@ -411,10 +411,12 @@ class HandSet(Outcome):
 
 @dataclass(frozen=True, slots=True)
 class RoundOver(Outcome):
-    """Round `round` is over: `winner` went out."""
+    """Round `round` is over: `winner` went out (a knockout round: `loser` is the one left
+    holding cards)."""
 
     round: int
     winner: int
+    loser: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,9 +446,11 @@ class PlayerOut(Outcome):
 
 @dataclass(frozen=True, slots=True)
 class GameOver(Outcome):
-    """The game is over: `winners` won."""
+    """The game is over: `winners` won and `losers` lost (a mode may name only one of the
+    two: engine/scoring.py `Verdict`)."""
 
     winners: tuple[int, ...]
+    losers: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from common.commandline import CtrlC, whole_number
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.outcomes import ConnectionLost, PressUnreported
 from engine.rules import parse_option
+from engine.scoring import modes_help
 from engine.table import view
 from engine.table.console import Console
 from engine.table.options import DEFAULT_STATE, GameOptions
@@ -66,9 +67,9 @@ def register(subparsers: Any) -> None:
 
 
 def add_game_arguments(p: argparse.ArgumentParser) -> None:
-    """Which game is refereed: `--players`, `--deck`, `--mode`, `--target`, `--option` for a
-    new one, `--state` and `--new`. `unoattack table` and `unoattack serve` take the same
-    (`options_of` makes the `GameOptions` of them)."""
+    """Which game is refereed: `--players`, `--deck`, `--mode`, `--target`, `--teams`,
+    `--option` for a new one, `--state` and `--new`. `unoattack table` and `unoattack serve`
+    take the same (`options_of` makes the `GameOptions` of them)."""
     p.add_argument(
         "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
     )
@@ -79,8 +80,21 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PRESET",
         help=_("attack (default), attack-1998 or classic (the referee dispenses every draw)"),
     )
-    p.add_argument("--mode", choices=MODES, help=_("scoring mode (default target)"))
-    p.add_argument("--target", type=whole_number, help=_("points that end the game (500)"))
+    p.add_argument("--mode", choices=MODES, help=modes_help())
+    p.add_argument(
+        "--target",
+        type=whole_number,
+        help=_(
+            "points that end a game (500); in chips mode the chips each player stakes; unused in "
+            "knockout"
+        ),
+    )
+    p.add_argument(
+        "--teams",
+        type=whole_number,
+        metavar="N",
+        help=_("with --mode teams: how many teams, partners seated apart (default 2)"),
+    )
     p.add_argument(
         "--option",
         action="append",
@@ -109,6 +123,7 @@ def options_of(args: argparse.Namespace) -> GameOptions:
         deck=args.deck,
         mode=args.mode,
         target=args.target,
+        teams=args.teams,
         rules=dict(parse_option(text) for text in args.option),
         state=args.state,
         new=args.new,

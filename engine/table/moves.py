@@ -76,10 +76,12 @@ class TableRound:
         top: Card,
         color: str | None,
         out: Sequence[int],
+        knockout: bool = False,
     ) -> tuple[TableRound, list[Outcome]]:
         """The round `dealer` dealt, with `top` turned up (for a wild, `color` is what the
         first player names); and what the card turned up did (skips, obligations), and what is
-        owed first. RuleError for a card that cannot start a round."""
+        owed first. RuleError for a card that cannot start a round. `knockout`: the round goes
+        on after a player goes out, until one is left."""
         classic = not rules.attack
         if top not in deck.counts:
             raise RuleError(
@@ -100,7 +102,14 @@ class TableRound:
                 )
             )
         blind = BlindRound.deal(
-            deck, rules, players=len(names), dealer=dealer, top=top, color=color, out=out
+            deck,
+            rules,
+            players=len(names),
+            dealer=dealer,
+            top=top,
+            color=color,
+            out=out,
+            knockout=knockout,
         )
         playing = cls(blind, names, deck, classic=classic)
         return playing, _taken(blind) + playing.owing("turned_up", top)
@@ -313,6 +322,10 @@ class TableRound:
     def set_hand(self, seat: int, cards: int) -> list[Outcome]:
         """The table says `seat` really holds `cards`; see `Referee.set_hand`."""
         rnd = self.blind
+        if seat not in rnd.seats:  # knockout: gone out of this round, holding nothing
+            raise RuleError(
+                _("{player} has gone out of this round").format(player=self.names[seat])
+            )
         if not 0 < cards <= self.deck.total:
             raise RuleError(
                 _("a hand in play holds 1 to {most} cards, not {count}").format(

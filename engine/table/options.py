@@ -23,27 +23,34 @@ __all__ = ["DEFAULT_STATE", "SHAPING", "GameOptions"]
 
 DEFAULT_STATE = Path("unoattack-table.json")
 # What shapes a game (a resumed one keeps its own).
-SHAPING = ("deck", "mode", "target")
+SHAPING = ("deck", "mode", "target", "teams")
 
 
 @dataclass(frozen=True)
 class GameOptions:
     """A refereed game: `players` (names, clockwise), `deck` (a preset or a deck file), the
-    scoring `mode` and `target` (None: not given; a new game takes the referee's defaults, a
-    resumed one keeps its own), `rules` (rule options of a new game: name -> value), the
-    `state` file and `new` (start a new game even if the file holds one)."""
+    scoring `mode`, `target` and `teams` (teams mode; None: not given; a new game takes the
+    referee's defaults, a resumed one keeps its own), `rules` (rule options of a new game:
+    name -> value), the `state` file and `new` (start a new game even if the file holds one)."""
 
     players: Sequence[str]
     deck: str | None = None
     mode: str | None = None
     target: int | None = None
+    teams: int | None = None
     rules: Mapping[str, object] = field(default_factory=dict)
     state: Path = DEFAULT_STATE
     new: bool = False
 
     def referee(self) -> Referee:
         """A new game's referee; InputError naming what cannot be (names, deck, mode, target,
-        rule options, a deck too small for the hands)."""
+        teams, rule options, a deck too small for the hands)."""
+        if self.teams is not None and self.mode != "teams":
+            raise InputError(
+                _("{flag} {teams}: the number of teams is for {mode} teams").format(
+                    flag="--teams", teams=self.teams, mode="--mode"
+                )
+            )
         shape = {name: getattr(self, name) for name in SHAPING}
         return Referee(
             [p.strip() for p in self.players],
@@ -66,7 +73,7 @@ class GameOptions:
 
     def same_game(self, ref: Referee) -> None:
         """A saved game resumes as it was saved: what shapes the game (`deck`, `mode`,
-        `target`) may be given only with the saved game's value, rule options not at all
+        `target`, `teams`) may be given only with the saved game's value, rule options not at all
         (InputError, one line, exit 2). A deck that does not exist is refused as such first."""
         state = self.state
         if self.rules:

@@ -38,7 +38,7 @@ from engine.outcomes import (
     Took,
 )
 from engine.rules import PRESET_NAMES, Rules, rules_for
-from engine.scoring import SCORING_MODES, decide, round_gains
+from engine.scoring import SCORING_MODES, judge, round_gains, team_of, teams_problem
 from engine.table.commands import COLOR_WORDS, NAME_WORDS
 from engine.table.moves import TableRound
 from engine.words import plural
@@ -47,10 +47,9 @@ from i18n import _
 __all__ = ["MODES", "PHASES", "STATE_VERSION", "Referee", "check_names"]
 
 STATE_VERSION = 2  # 1: the referee before it played on BlindRound (read and upgraded)
-# The modes the table referee plays so far (the seed 001 systems knockout, chips and losing are
-# the simulator's; issue 23 brings them to the table).
-MODES: tuple[str, ...] = SCORING_MODES[:4]
-TEAMS = 2  # at a table, partners sit alternately: two teams
+# The table referees every scoring mode of engine/scoring.py.
+MODES: tuple[str, ...] = SCORING_MODES
+TEAMS = 2  # teams mode: two teams unless `--teams N` says otherwise
 PHASES = ("deal", "play", "score", "over")
 MAX_NAME = 32  # characters in a player's name: room for a long name, not for a page of text
 
@@ -101,10 +100,11 @@ class Referee:
         deck: str = "attack",
         mode: str = "target",
         target: int = 500,
+        teams: int = TEAMS,
         options: dict[str, object] | None = None,
     ) -> None:
         names = [p.strip() for p in players]
-        self.deck, self.rules = _checked_game(names, deck, mode, target, options)
+        self.deck, self.rules = _checked_game(names, deck, mode, target, options, teams)
         self.deck_name = deck
         # Classic: every draw is a number of cards the referee itself dispenses from the
         # launcher (used as the draw pile), so it knows which hand they went to; nobody presses.
@@ -113,6 +113,7 @@ class Referee:
         self.players: list[str] = names
         self.mode = mode
         self.target = target
+        self.teams = teams
         n = len(names)
         self.scores: list[int] = [0] * n
         self.active: list[bool] = [True] * n
@@ -127,6 +128,7 @@ class Referee:
         self.hands_left: dict[int, list[str]] = {}
         self.rounds: list[dict[str, Any]] = []
         self.game_winners: list[int] = []
+        self.game_losers: list[int] = []
 
     # -- seats ------------------------------------------------------------------------------
     def name(self, seat: int) -> str:
@@ -235,7 +237,14 @@ class Referee:
         n = len(self.players)
         out = [s for s in range(n) if not self.active[s]]
         self.playing, told = TableRound.deal(
-            self.players, self.deck, self.rules, dealer=self.dealer, top=card, color=color, out=out
+            self.players,
+            self.deck,
+            self.rules,
+            dealer=self.dealer,
+            top=card,
+            color=color,
+            out=out,
+            knockout=self.mode == "knockout",
         )
         self.fired = [0] * n
         self.presses = [0] * n
@@ -330,8 +339,8 @@ class Referee:
     # -- round end ----------------------------------------------------------------------------
     def to_enter(self) -> list[int]:
         """Seats whose cards left in hand are still to be entered (phase ``score``)."""
-        if self.phase != "score" or self.round is None:
-            return []
+        if self.phase != "score" or self.round is None or self.mode == "knockout":
+            return []  # a knockout round is decided by who went out, not by points
         won = self.round.winner
         return [s for s in self.active_seats() if s != won and s not in self.hands_left]
 
@@ -346,50 +355,19 @@ class Referee:
         self.hands_left[seat] = [str(c) for c in cards]
         told: list[Outcome] = [HandEntered(seat, self.deck.points_of(cards))]
         if not self.to_enter():
-            told += self._score_round()
+            told += _score_round(self)
         return told
 
     def team_of(self, seat: int) -> int:
-        """Teams mode: partners sit alternately."""
-        return seat % TEAMS
+        """Teams mode: the team of `seat` (partners sit apart, every `teams`-th seat)."""
+        return team_of(seat, self.teams)
 
-    def _score_round(self) -> list[Outcome]:
-        assert self.round is not None and self.round.winner is not None
-        won = self.round.winner
-        points = [0] * len(self.players)
-        for seat, cards in self.hands_left.items():
-            points[int(seat)] = self.deck.points_of(parse_card(c) for c in cards)
-        gained = round_gains(self.mode, won, points, self.team_of)
-        for s, g in enumerate(gained):
-            self.scores[s] += g
-        self.rounds.append(
-            {
-                "round": self.round_no,
-                "winner": won,
-                "points": points,
-                "gained": gained,
-                "fired": list(self.fired),
-                "presses": list(self.presses),
-            }
-        )
-        told: list[Outcome] = [RoundScored(self.round_no, won, tuple(gained))]
-        winners, gone = decide(
-            self.mode, self.scores, self.target, self.active_seats(), self.team_of
-        )
-        for s in gone:
-            self.active[s] = False
-            told.append(PlayerOut(s, self.target))
-        self.game_winners = list(winners)
-        self.playing = None
-        if winners:
-            self.phase = "over"
-            told.append(GameOver(tuple(winners)))
-        else:
-            self.round_no += 1
-            self.dealer = won if self.active[won] else self.active_seats()[0]
-            self.phase = "deal"
-            told.append(NextDeal(self.round_no, self.dealer))
-        return told
+    @property
+    def chips(self) -> list[int] | None:
+        """Chips mode: the chips each player holds (the stake, `target`, plus what they won)."""
+        if self.mode != "chips":
+            return None
+        return [self.target + s for s in self.scores]
 
     # -- data -------------------------------------------------------------------------------
     def copy(self) -> Referee:
@@ -400,6 +378,7 @@ class Referee:
         new.hands_left = {k: list(v) for k, v in self.hands_left.items()}
         new.rounds = list(self.rounds)
         new.game_winners = list(self.game_winners)
+        new.game_losers = list(self.game_losers)
         new.playing = self.playing.copy() if self.playing is not None else None
         return new
 
@@ -418,6 +397,7 @@ class Referee:
             "deck": self.deck_name,
             "mode": self.mode,
             "target": self.target,
+            "teams": self.teams,
             "options": dict(self.options),
             "scores": list(self.scores),
             "active": list(self.active),
@@ -434,6 +414,7 @@ class Referee:
             "hands_left": {str(k): list(v) for k, v in self.hands_left.items()},
             "rounds": copy.deepcopy(self.rounds),
             "game_winners": list(self.game_winners),
+            "game_losers": list(self.game_losers),
         }
 
     # -- internals --------------------------------------------------------------------------
@@ -474,10 +455,63 @@ class Referee:
         self.phase = "score"
         assert self.playing is not None
         self.playing.taking = None
-        told: list[Outcome] = [RoundOver(self.round_no, rnd.winner or 0)]
-        if not self.to_enter():  # nobody else holds cards (cannot happen at a real table)
-            told += self._score_round()
+        told: list[Outcome] = [RoundOver(self.round_no, rnd.winner or 0, rnd.loser)]
+        if not self.to_enter():  # knockout (no hands to count), or nobody else holds cards
+            told += _score_round(self)
         return told
+
+
+def _score_round(ref: Referee) -> list[Outcome]:
+    """Score the round just over (engine/scoring.py: the mode's gains and verdict), and say
+    what comes next: the next deal, or the game's result."""
+    rnd = ref.round
+    assert rnd is not None and rnd.winner is not None
+    won = rnd.winner
+    points = [0] * len(ref.players)
+    for seat, cards in ref.hands_left.items():
+        points[int(seat)] = ref.deck.points_of(parse_card(c) for c in cards)
+    gained = round_gains(ref.mode, won, points, ref.team_of, scores=ref.scores, stake=ref.target)
+    for s, g in enumerate(gained):
+        ref.scores[s] += g
+    scored: dict[str, Any] = {
+        "round": ref.round_no,
+        "winner": won,
+        "points": points,
+        "gained": gained,
+        "fired": list(ref.fired),
+        "presses": list(ref.presses),
+    }
+    if ref.mode == "knockout":
+        scored.update(finished=list(rnd.finished), loser=rnd.loser)
+    ref.rounds.append(scored)
+    # A knockout round scores nothing: its result is who went out and who was left.
+    told: list[Outcome] = (
+        [] if ref.mode == "knockout" else [RoundScored(ref.round_no, won, tuple(gained))]
+    )
+    verdict = judge(
+        ref.mode,
+        ref.scores,
+        ref.target,
+        ref.active_seats(),
+        ref.team_of,
+        finished=rnd.finished,
+        loser=rnd.loser,
+    )
+    for s in verdict.gone:
+        ref.active[s] = False
+        told.append(PlayerOut(s, ref.target))
+    ref.game_winners = list(verdict.winners)
+    ref.game_losers = list(verdict.losers)
+    ref.playing = None
+    if verdict.over:
+        ref.phase = "over"
+        told.append(GameOver(verdict.winners, verdict.losers))
+    else:
+        ref.round_no += 1
+        ref.dealer = won if ref.active[won] else ref.active_seats()[0]
+        ref.phase = "deal"
+        told.append(NextDeal(ref.round_no, ref.dealer))
+    return told
 
 
 def _check_hand_left(ref: Referee, seat: int, cards: Sequence[Card], force: bool) -> None:
@@ -508,17 +542,37 @@ def _check_hand_left(ref: Referee, seat: int, cards: Sequence[Card], force: bool
 
 
 def _checked_game(
-    names: list[str], deck: str, mode: str, target: int, options: dict[str, object] | None
+    names: list[str],
+    deck: str,
+    mode: str,
+    target: int,
+    options: dict[str, object] | None,
+    teams: int = TEAMS,
 ) -> tuple[Deck, Rules]:
     """The deck and rules of a new game of `names`; InputError naming what cannot be (a name,
-    the mode, the target, the deck, a rule option, a deck too small for the hands)."""
+    the mode, the target, the teams, the deck, a rule option, a deck too small for the
+    hands)."""
     check_names(names)
     if mode not in MODES:
         raise InputError(
             _("unknown mode `{mode}`: use {modes}").format(mode=mode, modes=", ".join(MODES))
         )
-    if mode == "teams" and (len(names) < 4 or len(names) % 2):
-        raise InputError(_("mode teams needs an even number of players, at least 4"))
+    if isinstance(teams, bool) or not isinstance(teams, int):
+        raise InputError(f"teams = {teams!r}: a whole number of teams")
+    if mode != "teams" and teams != TEAMS:
+        raise InputError(
+            _("{flag} {teams}: the number of teams is for {mode} teams").format(
+                flag="--teams", teams=teams, mode="--mode"
+            )
+        )
+    if mode == "teams" and teams_problem(len(names), teams):
+        # seed 001 組隊比賽: "兩人或多人組成一隊", teams of two or more partners
+        raise InputError(
+            _(
+                "--teams {teams}: {players} players cannot sit as {teams} teams of two or more "
+                "partners each"
+            ).format(teams=teams, players=len(names))
+        )
     if isinstance(target, bool) or not isinstance(target, int) or target < 1:
         raise InputError(
             _("target = {target!r}: a whole number of points, at least 1").format(target=target)

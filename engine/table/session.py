@@ -518,12 +518,17 @@ def build_session(
 
 def next_game(old: TableSession, out: TextIO) -> TableSession:
     """A new game at `old`'s table (the web page's New game): the same players, deck, mode,
-    target and rule options, the same box and state file, saved (StateNotSaved when it cannot
+    target, teams and rule options, the same box and state file, saved (StateNotSaved when it cannot
     be: then `old` goes on) and the button in step with it. The box's events of the last game
     stay applied: a replay of one is not news."""
     ref = old.ref
     fresh = Referee(
-        ref.players, deck=ref.deck_name, mode=ref.mode, target=ref.target, options=dict(ref.options)
+        ref.players,
+        deck=ref.deck_name,
+        mode=ref.mode,
+        target=ref.target,
+        teams=ref.teams,
+        options=dict(ref.options),
     )
     session = TableSession(
         fresh,

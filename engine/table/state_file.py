@@ -133,10 +133,14 @@ def _read(data: dict[str, Any]) -> Referee:
         if not isinstance(data.get(key), str):
             raise _bad(key, "text", data.get(key))
     target = _int(data, "target", 1, _BIG)
-    ref = Referee(players, deck=data["deck"], mode=data["mode"], target=target, options=options)
+    teams = _int(data, "teams", 2, 10) if "teams" in data else 2  # older files: two teams
+    ref = Referee(
+        players, deck=data["deck"], mode=data["mode"], target=target, teams=teams, options=options
+    )
     n = len(players)
     seats = list(range(n))
-    ref.scores = _ints(data, "scores", n, 0, _BIG)
+    # Chips mode: a score is the chips won (negative: lost) against the stake of `target`.
+    ref.scores = _ints(data, "scores", n, -target if ref.mode == "chips" else 0, _BIG)
     active = data.get("active")
     if (
         not isinstance(active, list)
@@ -168,6 +172,10 @@ def _read(data: dict[str, Any]) -> Referee:
     if not isinstance(winners, list) or any(w not in seats or isinstance(w, bool) for w in winners):
         raise _bad("game_winners", "a list of seats", winners)
     ref.game_winners = list(winners)
+    losers = data.get("game_losers", [])
+    if not isinstance(losers, list) or any(w not in seats or isinstance(w, bool) for w in losers):
+        raise _bad("game_losers", "a list of seats", losers)
+    ref.game_losers = list(losers)
     play = data.get("play")
     if phase in ("play", "score"):
         if not isinstance(play, dict):
@@ -253,6 +261,17 @@ def _round(ref: Referee, play: dict[str, Any], in_game: list[int]) -> BlindRound
     winner = play.get("winner")
     if winner is not None and hand[winner] != 0:
         raise _bad(w + "hand", f"0 cards for the winner (seat {winner})", hand)
+    finished = play.get("finished", [])
+    if (
+        not isinstance(finished, list)
+        or (ref.mode != "knockout" and finished not in ([], [winner]))
+        or any(s not in in_game or isinstance(s, bool) or hand[s] for s in finished)
+        or len(set(finished)) != len(finished)
+        or len(finished) >= len(in_game)
+    ):
+        raise _bad(
+            w + "finished", "the seats out of a knockout round (0 cards), in order", finished
+        )
     return BlindRound.restore(
         ref.deck,
         ref.rules,
@@ -260,6 +279,7 @@ def _round(ref: Referee, play: dict[str, Any], in_game: list[int]) -> BlindRound
         dealer=ref.dealer,
         out=[s for s in range(n) if s not in in_game],
         top=top,
+        knockout=ref.mode == "knockout",
     )
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from engine.scoring import LOWER_WINS
 from engine.table.referee import Referee
 from engine.words import answer_hint, colour_name, owes_phrase, plural, shown
 from i18n import _, ngettext
 
-__all__ = ["next_step", "owed", "owes", "scoreboard", "status", "summary"]
+__all__ = ["game_line", "next_step", "owed", "owes", "scoreboard", "status", "summary"]
 
 
 def owed(ref: Referee) -> str:
@@ -44,28 +45,57 @@ def owes(ref: Referee) -> list[str]:
 
 
 def scoreboard(ref: Referee) -> list[str]:
-    """One line per player: score, and (elimination) whether they are out."""
+    """One line per player, best first: the score (chips mode: the chips held, the ledger),
+    the team (teams mode), whether they are out (elimination), won or lost (game over)."""
     lines = []
     seats = range(len(ref.players))
-    order = sorted(seats, key=lambda s: (-ref.scores[s], s))
-    if ref.mode in ("lowest", "elimination"):
-        order = sorted(seats, key=lambda s: (ref.scores[s], s))
+    shown_score = ref.chips if ref.chips is not None else ref.scores
+    order = sorted(seats, key=lambda s: (-shown_score[s], s))
+    if ref.mode in LOWER_WINS:
+        order = sorted(seats, key=lambda s: (shown_score[s], s))
     width = max(len(p) for p in ref.players)
     for s in order:
-        out = "" if ref.active[s] else "  " + _("(out)")
-        lines.append(f"  {ref.name(s):<{width}}  {ref.scores[s]:>4}" + out)
+        # knockout scores no points: the game is the order of going out
+        score = "" if ref.mode == "knockout" else f"  {shown_score[s]:>4}"
+        line = f"  {ref.name(s):<{width}}{score}"
+        if ref.mode == "chips":
+            line += " " + _("chips")
+        if ref.mode == "teams":
+            line += "  " + _("team {team}").format(team=ref.team_of(s) + 1)
+        if not ref.active[s]:
+            line += "  " + _("(out)")
+        if s in ref.game_winners:
+            line += "  " + _("(wins)")
+        if s in ref.game_losers:
+            line += "  " + _("(loses)")
+        lines.append(line)
     return lines
+
+
+def game_line(ref: Referee) -> str:
+    """The game in a few words: the round, the phase, the mode and what ends the game."""
+    phase = {"deal": _("deal"), "play": _("play"), "score": _("score"), "over": _("over")}[
+        ref.phase
+    ]
+    if ref.mode == "knockout":
+        said = _("round {round} ({phase}), knockout mode: the last one left holding cards loses")
+    elif ref.mode == "chips":
+        said = _("round {round} ({phase}), chips mode, a stake of {target} chips each")
+    elif ref.mode == "losing":
+        said = _("round {round} ({phase}), losing mode: at {target} points the most points loses")
+    elif ref.mode == "teams":
+        said = _("round {round} ({phase}), {teams} teams, game to {target} points")
+    else:
+        said = _("round {round} ({phase}), {mode} mode, game to {target} points")
+    return said.format(
+        round=ref.round_no, phase=phase, mode=ref.mode, target=ref.target, teams=ref.teams
+    )
 
 
 def status(ref: Referee) -> list[str]:
     """A few lines describing the table now."""
-    phase = {"deal": _("deal"), "play": _("play"), "score": _("score"), "over": _("over")}[
-        ref.phase
-    ]
     lines: list[str] = [
-        _("round {round} ({phase}), {mode} mode, game to {target} points").format(
-            round=ref.round_no, phase=phase, mode=ref.mode, target=ref.target
-        ),
+        game_line(ref),
         # The deck's own name, never a file's path (the web page's watchers read it too).
         _("{deck} deck, {rules} rules").format(deck=ref.deck.name, rules=ref.rules.preset),
     ]
@@ -89,6 +119,9 @@ def status(ref: Referee) -> list[str]:
                 )
             )
         lines.extend("  " + _("owed: {owes}").format(owes=line) for line in owes(ref))
+        if ref.mode == "knockout" and ref.round.finished:  # out of this round, in order
+            names = ", ".join(ref.name(s) for s in ref.round.finished)
+            lines.append("  " + _("gone out: {players}").format(players=names))
     lines.extend(scoreboard(ref))
     return lines
 
@@ -142,6 +175,11 @@ def summary(ref: Referee) -> dict[str, Any]:
         "deck": ref.deck.name,  # its name, never the path of a deck file
         "mode": ref.mode,
         "target": ref.target,
+        "teams": ref.teams if ref.mode == "teams" else None,
+        "team_of": [ref.team_of(s) for s in range(len(ref.players))]
+        if ref.mode == "teams"
+        else None,
+        "chips": ref.chips,  # chips mode: the ledger, the chips each player holds; else None
         "classic": ref.classic,
         "rules": ref.rules.to_dict(),
         "phase": ref.phase,
@@ -174,4 +212,7 @@ def summary(ref: Referee) -> dict[str, Any]:
         "hands_left": {str(k): list(v) for k, v in ref.hands_left.items()},
         "rounds": copy.deepcopy(ref.rounds),
         "game_winners": list(ref.game_winners),
+        "game_losers": list(ref.game_losers),
+        # knockout: who has gone out of the round being played, in that order
+        "finished": list(rnd.finished) if rnd is not None else [],
     }

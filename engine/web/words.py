@@ -155,6 +155,7 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "badge_uno_missing": N_("UNO?"),
     "badge_out": N_("out"),
     "wins": N_(" ★ wins"),
+    "loses": N_(" ✗ loses"),
     "round_col": N_("round"),
     "to_col": N_("to"),
     # the box panel
@@ -198,6 +199,7 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
         ins_score=N_("Round over: tap the cards left in {who}'s hand ({cards})"),
     ),
     "ins_over": Fill(N_("Game over: {who} wins!"), "who"),
+    "ins_over_lost": Fill(N_("Game over: {who} loses."), "who"),
     "game_over": N_("Game over"),
     "ins_dispense": Fill(N_("The box deals {who}'s cards"), "who"),
     "ins_dealt": Fill(N_("{who} draws: tap how many cards were dealt"), "who"),

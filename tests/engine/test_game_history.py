@@ -24,6 +24,8 @@ def test_a_record_is_the_games_results_and_lines_are_appended(tmp_path: Path) ->
         "target": 300,
         "scores": [0, 310],
         "game_winners": [1],
+        "game_losers": [],
+        "chips": None,
         "rounds": [{"round": 1, "winner": 1, "gained": [0, 310]}],
         "hands": [7, 0],  # the rest of a summary is not kept
     }
@@ -38,6 +40,8 @@ def test_a_record_is_the_games_results_and_lines_are_appended(tmp_path: Path) ->
         "target": 300,
         "scores": [0, 310],
         "winners": [1],
+        "losers": [],
+        "chips": None,
         "rounds": [{"round": 1, "winner": 1, "gained": [0, 310]}],
     }
     state = tmp_path / "table.json"

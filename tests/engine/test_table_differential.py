@@ -9,9 +9,10 @@ direction, the colour, the top card, what is owed (by whom, how much), the hand 
 window and calls, the bonus turn, whether the player may play what a take brought, and the end
 of the round; after each round on the scores, who is out and who won.
 
-10,000 rounds across the three presets, 2 to 10 players, every rule option on and off, the four
-scoring modes, in chunks that pytest-xdist spreads over the cores. The last tests change one
-rule on one side only and check that this test notices.
+10,000 rounds across the three presets, 2 to 10 players, every rule option on and off, the seven
+scoring modes (teams mode with every number of teams the players can make), in chunks that
+pytest-xdist spreads over the cores. The last tests change one rule on one side only and check
+that this test notices.
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ BOOL_OPTIONS = (
     "last_card_restriction",
     "skip_reverse_play_again",
     "two_player_rules",
+    "dealer_plays_first",
+    "counter_clockwise",
+    "discard_all_choice",
 )
+MODES = {"target", "lowest", "elimination", "teams", "knockout", "chips", "losing"}
 
 
 class Disagree(AssertionError):
@@ -76,8 +81,9 @@ class Tally:
                 (self.options_on if value else self.options_off)[name] += 1
 
 
-def settings(rng: random.Random, game: int) -> tuple[str, int, dict[str, object], str]:
-    """Game `game` of a chunk: players go round 2 to 10; preset, options and mode at random."""
+def settings(rng: random.Random, game: int) -> tuple[str, int, dict[str, object], str, int]:
+    """Game `game` of a chunk: players go round 2 to 10; preset, options, mode and (teams
+    mode) the number of teams at random."""
     players = 2 + game % 9
     presets = ["attack", "classic"] if players == 10 else ["attack", "attack-1998", "classic"]
     preset = rng.choice(presets)
@@ -89,10 +95,14 @@ def settings(rng: random.Random, game: int) -> tuple[str, int, dict[str, object]
     options["custom_wild_effect"] = rng.choice(CUSTOM_WILD_EFFECTS)
     options["uno_penalty"] = rng.choice([0, 1, 2, 2, 2, 3])
     options["hand_size"] = rng.choice([1, 2, 3, 4, 5, 7, 7])
-    modes = ["target", "lowest", "elimination"]
-    if players >= 4 and players % 2 == 0:
+    modes = ["target", "lowest", "elimination", "chips", "losing"]
+    teams = [n for n in range(2, players // 2 + 1) if players % n == 0]
+    if teams:
         modes.append("teams")
-    return preset, players, options, rng.choice(modes)
+    # A knockout round is played on until one is left, many rounds' moves: one game in twenty
+    # (3 to 5 a chunk; the player counts change with the game's number).
+    mode = "knockout" if game % 20 == 5 else rng.choice(modes)
+    return preset, players, options, mode, rng.choice(teams) if mode == "teams" else 2
 
 
 def view(rnd: Round) -> tuple[Any, ...]:
@@ -112,6 +122,8 @@ def view(rnd: Round) -> tuple[Any, ...]:
         ("may play what came", rnd.drawn is not None or rnd.fired_play),
         ("window", rnd.window),
         ("uno called", list(rnd.uno_called)),
+        ("gone out", list(rnd.finished)),
+        ("loser", rnd.loser),
     )
 
 
@@ -156,7 +168,11 @@ class Pair:
     def check(self, after: str) -> None:
         ref = self.ref
         blind = ref.round
-        assert blind is not None
+        if blind is None:
+            # A knockout round is decided by who went out: the referee scores it at once.
+            if not (self.rnd.over and ref.mode == "knockout" and ref.phase == "over"):
+                raise self.disagree(f"after {after}: the referee has no round ({ref.phase})")
+            return
         mine, theirs = view(self.rnd), view(blind)
         if mine != theirs:
             diff = [
@@ -183,18 +199,32 @@ class Pair:
         out = sorted(s for s in range(game.players) if not ref.active[s])
         if out != sorted(game.out):
             raise self.disagree(f"out: simulator {sorted(game.out)}, referee {out}")
-        if game.over != (ref.phase == "over") or list(game.winners) != ref.game_winners:
+        if ref.mode == "knockout":
+            said = ref.rounds[-1]
+            went = (said["finished"], said["loser"])
+            if went != (game.history[-1]["finished"], game.history[-1]["loser"]):
+                raise self.disagree(f"knockout: simulator {game.history[-1]}, referee {said}")
+        if ref.chips != game.chips:
+            raise self.disagree(f"chips: simulator {game.chips}, referee {ref.chips}")
+        if game.over != (ref.phase == "over") or (list(game.winners), list(game.losers)) != (
+            ref.game_winners,
+            ref.game_losers,
+        ):
             raise self.disagree(
-                f"game end: simulator {list(game.winners)}, referee {ref.game_winners}"
+                f"game end: simulator {list(game.winners)} won, {list(game.losers)} lost; "
+                f"referee {ref.game_winners} won, {ref.game_losers} lost"
             )
 
 
 def play_round(pair: Pair, bots: list[Any], rng: random.Random) -> bool:
     """Play the simulator's round to its end through `pair` (like engine.sim.play_round, plus
-    now and then a mistake the rules penalise); False if it was cut at MAX_ACTIONS."""
+    now and then a mistake the rules penalise); False if it was cut at MAX_ACTIONS (a knockout
+    round: twice that)."""
     rnd = pair.rnd
-    seats = rnd.seats
-    for _ in range(MAX_ACTIONS):
+    # A knockout round goes on until one is left: it may run twice as long.
+    cap = MAX_ACTIONS * (2 if pair.ref.mode == "knockout" else 1)
+    for _ in range(cap):
+        seats = rnd.seats  # a knockout round seats fewer as players go out
         if rnd.over:
             return True
         if rnd.window is not None or rnd.rules.jump_in:
@@ -250,7 +280,7 @@ def run_games(seed: int, rounds: int) -> Tally:
     tally = Tally()
     game_index = seed  # chunks start their round of player counts at different places
     while tally.rounds < rounds:
-        preset, players, options, mode = settings(rng, game_index)
+        preset, players, options, mode, teams = settings(rng, game_index)
         game_index += 1
         rules = rules_for(preset, players, **options)
         game_seed = rng.getrandbits(32)
@@ -262,10 +292,13 @@ def run_games(seed: int, rounds: int) -> Tally:
             players,
             mode=mode,
             target=target,
+            teams=teams,
             seed=game_seed,
             record=True,  # the referee follows what the round records of each move
         )
-        ref = Referee(NAMES[:players], deck=preset, mode=mode, target=target, options=options)
+        ref = Referee(
+            NAMES[:players], deck=preset, mode=mode, target=target, teams=teams, options=options
+        )
         bots: list[Any] = [
             RandomBot(rng.getrandbits(32))
             if rng.random() < 0.3
@@ -277,7 +310,7 @@ def run_games(seed: int, rounds: int) -> Tally:
             rnd = game.start_round()
             where = (
                 f"seed {seed} game {game_seed} round {game.rounds_played + 1} "
-                f"({preset}, {players} players, {options}, {mode})"
+                f"({preset}, {players} players, {options}, {mode}, {teams} teams)"
             )
             pair = Pair(game, ref, rnd, tally, where)
             if not play_round(pair, bots, rng):
@@ -303,7 +336,7 @@ def test_the_referee_agrees_with_the_simulator_after_every_move(chunk: int) -> N
     # rule option both on and off.
     assert set(tally.presets) == {"attack", "attack-1998", "classic"}
     assert set(tally.players) == set(range(2, 11))
-    assert set(tally.modes) == {"target", "lowest", "elimination", "teams"}
+    assert set(tally.modes) == MODES
     names = {*BOOL_OPTIONS, "play_fired_card", "draw_until_playable"}
     assert set(tally.options_on) == names and set(tally.options_off) == names
     assert {"play", "hit", "draw", "pass", "uno", "catch", "challenge"} <= set(tally.kinds)

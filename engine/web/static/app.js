@@ -475,7 +475,13 @@
       const seat = v.to_enter[0];
       return seat === undefined ? "" : T.ins_score(name(seat), v.hands[seat]);
     }
-    if (v.phase === "over") return v.game_winners.length ? T.ins_over(v.game_winners.map(name).join(", ")) : T.game_over;
+    if (v.phase === "over") {
+      // A mode may name winners, losers or both (knockout, chips, losing, teams name a loser).
+      const said = [];
+      if (v.game_winners.length) said.push(T.ins_over(v.game_winners.map(name).join(", ")));
+      if ((v.game_losers || []).length) said.push(T.ins_over_lost(v.game_losers.map(name).join(", ")));
+      return said.length ? said.join(" ") : T.game_over;
+    }
     const hitter = v.hitter;
     if (v.wd4) return T.ins_challenge(name(hitter ?? v.turn));
     if (hitter !== null) {
@@ -596,20 +602,34 @@
         el("td", { class: "name" }, player, ...tags),
         el("td", { class: "num hand", text: String(v.hands[s]) }),
         el("td", { class: "num fired", text: `${v.fired[s]} (${v.presses[s]})` }),
-        el("td", { class: "num score", text: String(v.scores[s]) }));
+        el("td", { class: "num score", text: String(shownScore(v)[s]) }));
     }));
   }
 
+  // The scores as the mode keeps them: chips mode shows the chip ledger (the chips each holds).
+  function shownScore(v) {
+    return v.chips || v.scores;
+  }
+
+  // Best first: the most points (target) or chips, or the fewest where points count against.
+  function scoreOrder(v) {
+    const score = shownScore(v);
+    const low = ["lowest", "elimination", "teams", "losing"].includes(v.mode);
+    return v.players.map((_, s) => s).sort((a, b) => (low ? score[a] - score[b] : score[b] - score[a]) || a - b);
+  }
+
   function renderScores(v) {
-    const order = v.players.map((_, s) => s).sort((a, b) => v.scores[b] - v.scores[a] || a - b);
+    const order = scoreOrder(v);
+    const score = shownScore(v);
+    const lost = v.game_losers || [];
     $("scores").replaceChildren(...order.map((s) => el("tr", {},
-      el("td", { text: v.players[s] + (v.game_winners.includes(s) ? T.wins : "") }),
-      el("td", { class: "num", text: String(v.scores[s]) }))));
+      el("td", { text: v.players[s] + (v.game_winners.includes(s) ? T.wins : "") + (lost.includes(s) ? T.loses : "") }),
+      el("td", { class: "num", text: v.mode === "knockout" ? "" : String(score[s]) }))));
     const head = el("tr", {}, el("th", { text: T.round_col }), el("th", { text: T.to_col }),
       ...v.players.map((p) => el("th", { text: p })));
     $("rounds").replaceChildren(...(v.rounds.length ? [head] : []), ...v.rounds.map((r) => el("tr", {},
       el("td", { text: String(r.round) }), el("td", { text: name(r.winner) }),
-      ...r.gained.map((g) => el("td", { class: "num", text: g ? `+${g}` : "" })))));
+      ...r.gained.map((g) => el("td", { class: "num", text: g > 0 ? `+${g}` : g ? String(g) : "" })))));
     $("csv").hidden = !v.rounds.length;
     $("new-game").hidden = page.role !== "player" || Boolean(page.table.watch_only);
     $("new-game").classList.toggle("primary", v.phase === "over");

@@ -83,7 +83,8 @@ def matches_referee(page: Any, served: Served) -> dict[str, Any]:
         assert row.locator(".hand").inner_text() == str(ref["hands"][seat])
         fired = f"{ref['fired'][seat]} ({ref['presses'][seat]})"
         assert row.locator(".fired").inner_text() == fired
-        assert row.locator(".score").inner_text() == str(ref["scores"][seat])
+        score = (ref["chips"] or ref["scores"])[seat]  # chips mode: the chip ledger
+        assert row.locator(".score").inner_text() == str(score)
     assert page.errors == []
     return data
 
@@ -140,6 +141,37 @@ def test_a_round_by_tapping_without_a_box(
     assert page.locator("#rounds tr").count() == 2
     page.screenshot(path=str(screenshots / "web-scores.png"), full_page=True)
     matches_referee(watcher, served)  # the watching phone saw it all too
+
+
+def test_chips_the_page_shows_the_ledger_and_names_the_broke_player_the_loser(
+    serve: Callable[..., Served], phone: Any
+) -> None:
+    """Seed 001 籌碼制: "輸家按輸分將籌碼給贏家 ... 多盤累計，以籌碼多少論勝負" (each loser pays the
+    winner chips for their points; the chips decide)."""
+    served = serve(
+        "serve", "--port", "none", "--players", "Ann,Bob,Cat", "--mode", "chips", "--target", "20"
+    )
+    page = phone(served.url)
+    join(page, served.code)
+    tap(page, "#picker [data-card='R5']")
+    page.locator("#more summary").tap()
+    page.select_option("#who", "Bob")
+    page.locator("#count").fill("1")
+    tap(page, "#set-hand")
+    tap(page, "#picker [data-card='R7']")  # Bob goes out
+    enter_hand(page, SPARE[:7])  # Ann: 10 points, pays 10 chips
+    enter_hand(page, SPARE[7:14])  # Cat: 22 points, holds 20 chips: pays 20 and is broke
+    data = matches_referee(page, served)
+    assert data["view"]["chips"] == [10, 50, 0] and data["view"]["phase"] == "over"
+    rows = page.locator("#scores tr").all_inner_texts()
+    assert [r.split() for r in rows] == [
+        ["Bob", "★", "wins", "50"],
+        ["Ann", "10"],
+        ["Cat", "✗", "loses", "0"],
+    ]
+    said = page.inner_text("#instruction")
+    assert "Game over: Bob wins!" in said and "Game over: Cat loses." in said
+    assert page.errors == []
 
 
 def test_a_round_by_tapping_with_the_mock_box(

@@ -370,3 +370,22 @@ def test_a_new_game_locks_the_button_a_player_owed_hits_on(tmp_path: Path) -> No
     assert button.calls[-1] == "lock" and service.view()["button"]["locked"] is True
     # the box's events of the last game stay applied: a replay of one is not news
     assert service.session.boxsync.last_event == last_event
+
+
+def test_the_page_is_sent_the_chip_ledger_and_the_loser(tmp_path: Path) -> None:
+    """`unoattack serve --mode chips`: seed 001 籌碼制, "輸家按輸分將籌碼給贏家" (each loser pays
+    the winner chips for their points); the page reads the ledger from the view it is sent."""
+    options = GameOptions(["Ann", "Bob", "Cat"], mode="chips", target=20, state=tmp_path / "t.json")
+    service = TableService(open_table(options, None))
+    service.updates = []
+    service.publish = service.updates.append
+    for line in ["R5", "hand Bob 1", "R7", "R2 R3 !", "B9 G1 Y2 !"]:
+        assert act(service, line).ok, line
+    view = service.updates[-1]["view"]
+    assert view["mode"] == "chips" and view["chips"] == [15, 37, 8]
+    for line in ["R4", "hand Cat 1", "G4", "- !", "R8 R9 RS WAA R6 !"]:
+        assert act(service, line).ok, line
+    view = service.updates[-1]["view"]
+    assert view["chips"] == [15, 0, 45] and view["phase"] == "over"
+    assert view["game_winners"] == [2] and view["game_losers"] == [1]
+    assert "game over: Bob loses" in service.updates[-1]["messages"]
