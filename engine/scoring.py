@@ -23,7 +23,9 @@ __all__ = [
     "judge",
     "modes_help",
     "round_gains",
+    "target_help",
     "team_of",
+    "teams_help",
     "teams_problem",
 ]
 
@@ -78,6 +80,19 @@ def modes_help() -> str:
         "player is broke the most chips wins), losing (輸分制: only losses count; at --target "
         "the most points is the loser)"
     )
+
+
+def target_help() -> str:
+    """What `--target` means in every mode (for --help)."""
+    return _(
+        "points that end a game (500); in chips mode the chips each player stakes; unused in "
+        "knockout"
+    )
+
+
+def teams_help() -> str:
+    """What `--teams` means (for --help)."""
+    return _("with --mode teams: how many teams, partners seated apart (default 2)")
 
 
 def team_of(seat: int, teams: int) -> int:

@@ -34,7 +34,7 @@ from engine.executors import (
 from engine.game import SCORING_MODES, Action, Game, Round
 from engine.launchers import VirtualLauncher
 from engine.rules import MAX_PLAYERS, MIN_PLAYERS, parse_option, rules_for
-from engine.scoring import modes_help, teams_problem
+from engine.scoring import modes_help, target_help, teams_help, teams_problem
 from engine.words import plural
 from i18n import _, number
 from i18n.layout import columns
@@ -588,17 +588,14 @@ def register(subparsers: Any) -> None:
         "--target",
         type=whole_number,
         default=500,
-        help=_(
-            "points that end a game (500); in chips mode the chips each player stakes; unused in "
-            "knockout"
-        ),
+        help=target_help(),
     )
     p.add_argument(
         "--teams",
         type=whole_number,
         default=None,
         metavar="N",
-        help=_("with --mode teams: how many teams, partners seated apart (default 2)"),
+        help=teams_help(),
     )
     p.add_argument(
         "--bots",

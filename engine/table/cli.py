@@ -22,7 +22,7 @@ from common.commandline import CtrlC, whole_number
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
 from engine.outcomes import ConnectionLost, PressUnreported
 from engine.rules import parse_option
-from engine.scoring import modes_help
+from engine.scoring import modes_help, target_help, teams_help
 from engine.table import view
 from engine.table.console import Console
 from engine.table.options import DEFAULT_STATE, GameOptions
@@ -84,16 +84,13 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--target",
         type=whole_number,
-        help=_(
-            "points that end a game (500); in chips mode the chips each player stakes; unused in "
-            "knockout"
-        ),
+        help=target_help(),
     )
     p.add_argument(
         "--teams",
         type=whole_number,
         metavar="N",
-        help=_("with --mode teams: how many teams, partners seated apart (default 2)"),
+        help=teams_help(),
     )
     p.add_argument(
         "--option",
