@@ -28,8 +28,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # A suite started in the background of a script (`make test &` in a shell without job control)
 # inherits SIGINT ignored, and so would every command a test starts: the Ctrl-C tests would test
 # the shell, not the commands. Tests press Ctrl-C the way a user at a terminal does.
+# Likewise a suite started under `nohup` inherits SIGHUP ignored (and some runners SIGTERM):
+# the tests that close a terminal or stop a command send those on purpose.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+for _stop in (signal.SIGTERM, signal.SIGHUP):
+    if signal.getsignal(_stop) is signal.SIG_IGN:
+        signal.signal(_stop, signal.SIG_DFL)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
