@@ -244,16 +244,21 @@ class TableProcess:
         self.proc.wait(10)
 
 
+def cat_owes_two_hits(table: TableProcess) -> None:
+    """The opening two tests play: Y5 turned up, Bob plays YH2, Cat owes two hits."""
+    table.expect(r"Ann deals: card turned up>")
+    table.send("Y5")
+    table.expect(r"Bob \(7\) on Y5 yellow>")
+    table.send("YH2")
+
+
 @pytest.mark.timeout(180)
 def test_a_host_restart_resumes_the_game(box_factory, tmp_path):
     box = box_factory([0, 4])
     state = tmp_path / "table.json"
     first = TableProcess(box.port, state)
     try:
-        first.expect(r"Ann deals: card turned up>")
-        first.send("Y5")
-        first.expect(r"Bob \(7\) on Y5 yellow>")
-        first.send("YH2")
+        cat_owes_two_hits(first)
         first.expect(r"Cat: 2 more hits, press the button>")
         first.send("press")
         first.expect(r"Cat: dry")
@@ -309,10 +314,7 @@ def test_sigterm_or_a_closed_terminal_stops_the_referee_as_ctrl_c_does(box_facto
     state = tmp_path / "table.json"
     table = TableProcess(box.port, state)
     try:
-        table.expect(r"Ann deals: card turned up>")
-        table.send("Y5")
-        table.expect(r"Bob \(7\) on Y5 yellow>")
-        table.send("YH2")
+        cat_owes_two_hits(table)
         table.expect(r"box: button live for Cat")
         table.proc.send_signal(stop)
         table.expect(r"box: button locked while no referee is running")
