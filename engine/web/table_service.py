@@ -22,21 +22,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engine.boxport import BoxPort
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
-from engine.game_history import keep_game
 from engine.outcomes import Outcome as Told
 from engine.table import commands, questions
 from engine.table.boxsync import MAX_FIRED
 from engine.table.commands import MAX_LINE, QUERIES, TERMINAL_ONLY, Command, line_problem
 from engine.table.options import GameOptions
 from engine.table.referee import Referee
-from engine.table.session import TableSession, build_session, next_game
+from engine.table.session import TableSession, build_session
 from engine.table.state_file import StateFile
-from engine.table.view import summary
 from engine.web.box_panel import BoxPanel
 from engine.words import colour_name
 from i18n import _, lines_of, message_of
@@ -62,6 +61,7 @@ BOX_CONTROLS = {
     "settings": "settings.get",
     "settings.set": "settings.set",
 }
+NIGHT_LOOK_S = 1.0  # how often a night's table looks for rounds the other tables recorded
 # The picker group of the words that answer each kind of question.
 ANSWER_GROUPS = {
     "colour": "colour",
@@ -291,27 +291,20 @@ class TableService:
         """The page's **New game**: the last game's results added to the history file beside
         the state file (engine/game_history.py; a game with no round scored has none), then a
         new game of the same players, deck, mode, target and rule options in the state file,
-        the button in step with it (`session.next_game`). Refused while a dispense is under
-        way (its cards would count for nobody), for a page that only watches, and when the
-        history or the state file cannot be written (then nothing has changed)."""
+        the button in step with it (`TableSession.next_game`; at a night's table, once its
+        rounds are over, the players the rotation seats next). Refused while a dispense is
+        under way (its cards would count for nobody), for a page that only watches, and when
+        the history or the state file cannot be written (then nothing has changed)."""
         if self.watch_only is not None:
             return Answer(False, error=self.watch_only)
         with self._lock:
-            old = self.session
-            if old.boxsync.dispensing is not None:
-                return Answer(
-                    False, error=_("a dispense is under way: a new game once the box reports it")
-                )
             try:
-                kept = keep_game(old.state_path, summary(old.ref))
-                self.session = next_game(old, self._out)  # type: ignore[arg-type]  # captured
+                self.session.next_game(anytime=True)
             except OSError as exc:  # the history: nothing written
                 return Answer(False, error=exc.strerror or str(exc))
-            except UnoError as exc:  # the state file: the old game goes on
+            except UnoError as exc:  # refused, or the state file: the old game goes on
                 return Answer(False, error=message_of(exc))
-            messages = [kept] if kept else []
-            messages.append(_("new game: {players}").format(players=", ".join(old.ref.players)))
-            messages += self._out.take()
+            messages = self._out.take()
             self._publish(messages, {"new_game": True})
             return Answer(True, messages=messages)
 
@@ -485,6 +478,26 @@ class TableService:
             self._status_due.clear()  # asks made while this one is under way: the next one
             self.refresh_box()
 
+    def follow_night(self, stop: threading.Event) -> None:
+        """At a night's table: publish the standings whenever another table records a round
+        (the night file changed), until `stop` (run in a thread of its own)."""
+        night = self.session.night
+        if night is None:
+            return
+        seen = _stamp(night.book.path)
+        while not stop.wait(NIGHT_LOOK_S):
+            now = _stamp(night.book.path)
+            if now == seen:
+                continue
+            seen = now
+            with self._lock:
+                try:
+                    changed = night.book.refresh()
+                except UnoError:
+                    continue  # half a hand edit, say: the standings as they were
+                if changed:
+                    self._publish([], {"night": True})
+
     def _follow_link(self, was: bool) -> bool:
         """Publish a change of the link to the box (the client reopens a port that went away
         by itself); the link's state now. Back again: the box's status and switches anew."""
@@ -552,6 +565,15 @@ class TableService:
             if seats != self.claims:
                 self.claims = list(seats)
                 self._publish([], {"claims": True})
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """When a file last changed, and its size (None: not there now)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _chatter(event: dict[str, Any]) -> bool:
