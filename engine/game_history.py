@@ -98,11 +98,16 @@ def kept_games(state: Path | None) -> list[dict[str, Any]]:
     return games
 
 
-def night_chips(games: list[dict[str, Any]], summary: dict[str, Any]) -> dict[str, int] | None:
-    """Chips mode: each player's chips won (or lost: negative) over the chips games kept and
-    the game being played (`summary`, the referee's), by name; None in other modes."""
+def night_chips(state: Path | None, summary: dict[str, Any]) -> dict[str, int] | None:
+    """Chips mode: each player's chips won (or lost: negative) over the chips games kept
+    beside `state` and the game being played (`summary`, the referee's), by name; None in
+    other modes. A history that cannot be read counts for nothing."""
     if summary["mode"] != "chips":
         return None
+    try:
+        games = kept_games(state)
+    except OSError:
+        games = []
     totals = dict.fromkeys(summary["players"], 0)
     for game in [*games, summary]:
         if game.get("mode") != "chips" or not isinstance(game.get("scores"), list):

@@ -25,8 +25,9 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ __all__ = ["FORMAT", "KIND", "NightBook", "TableRounds", "night_error"]
 
 FORMAT = 1
 KIND = "unoattack-night"  # what the file says it is (a state file given here by mistake is not)
+LOOK_S = 1.0  # how often a table's page looks for rounds the other tables recorded
 LOCK_WAIT_S = 10.0  # another table writes for milliseconds; a lock held longer is a stuck one
 
 # A round as a table records it: the round's number (over the night) and each player's points.
@@ -308,6 +310,21 @@ class NightBook:
         self.standings = fresh.standings
         return changed
 
+    def follow(self, stop: threading.Event, changed: Callable[[], None]) -> None:
+        """Call `changed()` whenever another table records rounds (the file changed and its
+        standings with it), until `stop`: a table's page shows every table's rounds."""
+        seen = _stamp(self.path)
+        while not stop.wait(LOOK_S):
+            now = _stamp(self.path)
+            if now == seen:
+                continue
+            seen = now
+            try:
+                if self.refresh():
+                    changed()
+            except UnoError:
+                continue  # a file being edited by hand, say: the standings as they were
+
     def _write(self) -> None:
         text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n"
         write_atomic(self.path, text, check=_loads)
@@ -341,6 +358,15 @@ def _flock(fd: int, lock: Path) -> None:
                     str(lock),
                 ) from None
             time.sleep(0.01)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """When a file last changed, and its size (None: not there now)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _loads(path: str) -> None:

@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 from engine.boxport import BoxPort
 from engine.errors import InputError, RuleError, UnoError
-from engine.game_history import keep_game, kept_games, night_chips
+from engine.game_history import keep_game, night_chips
 from engine.narrate import Narrator
 from engine.night_book import night_error
 from engine.night_words import night_lines
@@ -41,11 +41,9 @@ from engine.outcomes import (
     Cancelled,
     GameKept,
     GameSaved,
-    NewGame,
     NightUnsaved,
     Outcome,
     Resuming,
-    Seating,
     Undone,
     Unsaved,
 )
@@ -53,6 +51,7 @@ from engine.table import commands, questions, view
 from engine.table.boxsync import BoxSync
 from engine.table.commands import Command
 from engine.table.console import Console
+from engine.table.next_game import next_referee, said_of, upcoming
 from engine.table.night_table import NightTable
 from engine.table.options import GameOptions
 from engine.table.questions import Question
@@ -173,11 +172,9 @@ class TableSession:
         return view.next_step(self.ref, self.asking.text if self.asking else None)
 
     def view(self) -> dict[str, Any]:
-        """The table's state as JSON-able data, for whoever shows it: `unoattack table --json`
-        prints it, the web page shows it. The referee's summary (engine/table/view.py) and the
-        session's part: the prompt (what happens next, in words), the button (`box`:
-        connected; `locked`; the `seat` it is live for; `aim`), the dispense in flight
-        (classic) and how many steps `undo` can take back."""
+        """The table's state as data (`table --json`, the page): the referee's summary
+        (engine/table/view.py), the prompt, the button, the classic dispense in flight, the
+        undo steps left, a night's standings and chips over the games kept."""
         with self._lock:
             data = view.summary(self.ref)
             data.update(
@@ -186,19 +183,9 @@ class TableSession:
                 dispensing=dict(self.boxsync.dispensing) if self.boxsync.dispensing else None,
                 undo=max(0, len(self.history) - self.undo_floor),
                 night=self.night.view(self.ref) if self.night is not None else None,
-                # chips mode: each player's chips over the games kept beside the state file
-                night_chips=self._night_chips(data),
+                night_chips=night_chips(self.state_path, data),
             )
             return data
-
-    def _night_chips(self, summary: dict[str, Any]) -> dict[str, int] | None:
-        if summary["mode"] != "chips":
-            return None
-        try:
-            games = kept_games(self.state_path)
-        except OSError:
-            games = []  # (the history unreadable: this game's chips alone)
-        return night_chips(games, summary)
 
     # -- input ------------------------------------------------------------------------------
     def handle_line(self, line: str) -> bool:
@@ -300,16 +287,8 @@ class TableSession:
         if phase == "score" and self.ref.phase in ("deal", "over"):
             self.say(*view.scoreboard(self.ref))
         if phase != "over" and self.ref.phase == "over":
-            self.tell(*self._what_next())
+            self.tell(*upcoming(self.ref, self.night))
         self.boxsync.sync()
-
-    def _what_next(self) -> list[Outcome]:
-        """Once a game is over: a night's next seating here (`next` seats it)."""
-        if self.night is None:
-            return []
-        upcoming = self.night.view(self.ref)["next"]
-        first, last = upcoming["rounds"]
-        return [Seating(self.night.table + 1, first, last, tuple(upcoming["players"]), True)]
 
     def _mark(self) -> _Mark:
         """What a command or an event may change, to put back if it cannot be saved."""
@@ -408,50 +387,21 @@ class TableSession:
         self.next_game()
 
     def next_game(self, *, anytime: bool = False) -> list[Outcome]:
-        """The next game at this table: a night's next seating, else the same players, deck,
-        mode, target, teams and rule options; the last game kept in the history file beside
-        the state file first (engine/game_history.py). Only once the game is over, unless
-        `anytime` (the page's New game, which asks first; never in the middle of a night's
-        rounds). Refused (RuleError) while a dispense is under way; StateNotSaved or OSError
-        when the history or the state file cannot be written: then the game goes on as it
-        was. What it said is returned."""
+        """The next game here (engine/table/next_game.py), the last one kept in the history
+        beside the state file first (engine/game_history.py); what was said. RuleError while a
+        dispense is under way, StateNotSaved or OSError when a file cannot be written: then
+        the game goes on as it was."""
         with self._lock:
             ref = self.ref
             if self.boxsync.dispensing is not None:
                 raise RuleError(_("a dispense is under way: a new game once the box reports it"))
-            if ref.phase != "over" and (self.night is not None or not anytime):
-                if self.night is not None:
-                    raise RuleError(
-                        _(
-                            "rounds {first}-{last} are being played: `next` once they are over"
-                        ).format(
-                            first=ref.span[0] if ref.span else ref.round_no,
-                            last=ref.span[1] if ref.span else ref.round_no,
-                        )
-                    )
-                raise RuleError(_("the game is not over: `next` starts a new one once it is"))
-            fresh = (
-                self.night.referee(after=ref)
-                if self.night is not None
-                else Referee(
-                    ref.players,
-                    deck=ref.deck_name,
-                    mode=ref.mode,
-                    target=ref.target,
-                    teams=ref.teams,
-                    options=dict(ref.options),
-                )
-            )
+            fresh = next_referee(ref, self.night, anytime=anytime)
             kept = keep_game(self.state_path, view.summary(ref))  # OSError: nothing changed
             mark = self._mark()
             self.ref, self.history, self.undo_floor = fresh, [], 0
             self._save_or_undo(mark)
             said: list[Outcome] = [GameKept(kept.name)] if kept is not None else []
-            if self.night is not None:
-                assert fresh.span is not None
-                said.append(Seating(self.night.table + 1, *fresh.span, tuple(fresh.players), False))
-            else:
-                said.append(NewGame())
+            said.append(said_of(fresh, self.night))
             self.tell(*said)
             self.boxsync.sync()
             return said
@@ -532,9 +482,8 @@ class TableSession:
 
     def save(self, *, force: bool = False) -> None:
         """Write the state file when it changed (or `force`), what it writes read back by the
-        loader first: StateNotSaved when it cannot be (`StateStore.save`). A table of a night
-        then records its rounds there (when that cannot be written it is said, and the next
-        save tries again: the table's own game is saved)."""
+        loader first: StateNotSaved when it cannot be (`StateStore.save`). A night's table then
+        records its rounds there (if it cannot, it says so; the next save tries again)."""
         self.store.save(self.state(), force=force)
         if self.night is not None:
             try:
@@ -632,7 +581,5 @@ def build_session(
         night=options.night,
     )
     if options.night is not None:
-        fresh = session.ref
-        assert fresh.span is not None
-        session.tell(Seating(options.night.table + 1, *fresh.span, tuple(fresh.players)))
+        session.tell(said_of(session.ref, options.night))
     return session

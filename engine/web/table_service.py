@@ -22,7 +22,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from engine.boxport import BoxPort
@@ -61,7 +60,6 @@ BOX_CONTROLS = {
     "settings": "settings.get",
     "settings.set": "settings.set",
 }
-NIGHT_LOOK_S = 1.0  # how often a night's table looks for rounds the other tables recorded
 # The picker group of the words that answer each kind of question.
 ANSWER_GROUPS = {
     "colour": "colour",
@@ -288,13 +286,8 @@ class TableService:
             return said
 
     def new_game(self) -> Answer:
-        """The page's **New game**: the last game's results added to the history file beside
-        the state file (engine/game_history.py; a game with no round scored has none), then a
-        new game of the same players, deck, mode, target and rule options in the state file,
-        the button in step with it (`TableSession.next_game`; at a night's table, once its
-        rounds are over, the players the rotation seats next). Refused while a dispense is
-        under way (its cards would count for nobody), for a page that only watches, and when
-        the history or the state file cannot be written (then nothing has changed)."""
+        """The page's **New game** (at a night's table: **Next seating**), as
+        `TableSession.next_game(anytime=True)`; refused for a page that only watches."""
         if self.watch_only is not None:
             return Answer(False, error=self.watch_only)
         with self._lock:
@@ -479,24 +472,14 @@ class TableService:
             self.refresh_box()
 
     def follow_night(self, stop: threading.Event) -> None:
-        """At a night's table: publish the standings whenever another table records a round
-        (the night file changed), until `stop` (run in a thread of its own)."""
+        """A night's table: publish the rounds other tables record, until `stop` (a thread)."""
         night = self.session.night
-        if night is None:
-            return
-        seen = _stamp(night.book.path)
-        while not stop.wait(NIGHT_LOOK_S):
-            now = _stamp(night.book.path)
-            if now == seen:
-                continue
-            seen = now
-            with self._lock:
-                try:
-                    changed = night.book.refresh()
-                except UnoError:
-                    continue  # half a hand edit, say: the standings as they were
-                if changed:
-                    self._publish([], {"night": True})
+        if night is not None:
+            night.book.follow(stop, self._night_changed)
+
+    def _night_changed(self) -> None:
+        with self._lock:
+            self._publish([], {"night": True})
 
     def _follow_link(self, was: bool) -> bool:
         """Publish a change of the link to the box (the client reopens a port that went away
@@ -565,15 +548,6 @@ class TableService:
             if seats != self.claims:
                 self.claims = list(seats)
                 self._publish([], {"claims": True})
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    """When a file last changed, and its size (None: not there now)."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
 
 
 def _chatter(event: dict[str, Any]) -> bool:
