@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from engine.bots import make_bot
 from engine.cards import PRESETS
 from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError
-from engine.game import Round, choose_dealer
+from engine.game import Action, Round, choose_dealer
 from engine.launchers import VirtualLauncher
 from engine.night_book import NightBook
 from engine.night_words import standings_lines, tables_lines
@@ -47,6 +47,9 @@ from i18n.layout import columns
 __all__ = ["NIGHT_MODES", "Night", "play_night", "register"]
 
 MAX_CYCLES = 100
+# Told of each round of a simulated night (table, round number, the round) before it is played;
+# returns what applies each move to it.
+Watch = Callable[[int, int, Round], Callable[[Action], None]]
 
 
 @dataclass
@@ -72,9 +75,13 @@ def play_night(
     bots: Sequence[str] = ("heuristic",),
     options: Mapping[str, object] | None = None,
     jam: JamParams | None = None,
+    watch: Watch | None = None,
 ) -> Night:
     """Play `cycles` cycles of `schedule` with bots (one for every player, or one per player,
-    who keeps it from table to table) and the virtual launcher; seeded by `seed`. At each table
+    who keeps it from table to table) and the virtual launcher; seeded by `seed`. `watch(table,
+    round_no, rnd)`, when given, is told of each round before it is played and returns what
+    applies each move to it (the round then records its outcomes: a table referee can follow
+    it, as tests/engine/test_night_table.py does). At each table
     the dealer of a stage's first round is drawn, then the round winner deals."""
     check_night_mode(mode)
     if not 1 <= cycles <= MAX_CYCLES:
@@ -109,9 +116,14 @@ def play_night(
                         players=seats,
                         dealer=dealer,
                         seed=rng.getrandbits(63),
-                        record=False,
+                        record=watch is not None,
                     )
-                    play_round(rnd, bots_here, where=f"night round {round_no} table {t + 1}")
+                    play_round(
+                        rnd,
+                        bots_here,
+                        where=f"night round {round_no} table {t + 1}",
+                        apply=watch(t, round_no, rnd) if watch is not None else None,
+                    )
                     winner = rnd.winner
                     assert winner is not None
                     gained = round_gains(mode, winner, rnd.points(), lambda s: s % pairs)

@@ -137,9 +137,9 @@ def test_next_seats_the_rotations_next_stage_and_keeps_the_last_game(monkeypatch
 
 def test_undoing_a_rounds_score_takes_it_out_of_the_night(monkeypatch, capsys, tmp_path):
     path = night(tmp_path)
-    code, view, said = table(monkeypatch, capsys, path, 1, one_round("Ann", "Cat", "Bob", "Dan"))
+    code, view, _said = table(monkeypatch, capsys, path, 1, one_round("Ann", "Cat", "Bob", "Dan"))
     assert standings(capsys, path)["standings"]["played"]["Ann"] == 1
-    code, view, said = table(monkeypatch, capsys, path, 1, "undo\n")
+    code, view, _said = table(monkeypatch, capsys, path, 1, "undo\n")
     assert code == 0 and view["phase"] == "score"
     recorded = standings(capsys, path)
     assert recorded["standings"]["rounds"] == [] and recorded["tables"][0]["next_round"] == 1
@@ -184,7 +184,7 @@ def test_two_tables_writing_at_once_lose_no_round(tmp_path):
             for round_no in range(1, 5):
                 rounds[round_no] = dict.fromkeys(names, round_no)
                 book.record_game(table, (1, 4), rounds)
-        except BaseException as exc:  # noqa: BLE001 (reported below)
+        except BaseException as exc:  # (reported below)
             problems.append(exc)
 
     threads = [threading.Thread(target=record, args=(t,)) for t in (0, 1)]
@@ -230,7 +230,7 @@ def test_a_nights_table_refuses_what_the_night_decides(
 def test_a_saved_game_resumes_only_as_its_table_of_its_night(monkeypatch, capsys, tmp_path):
     path = night(tmp_path)
     state = tmp_path / "t1.json"
-    code, view, said = table(monkeypatch, capsys, path, 1, "", "--state", str(state))
+    code, _view, _said = table(monkeypatch, capsys, path, 1, "", "--state", str(state))
     assert code == 0
     for argv, problem in [
         (
@@ -315,7 +315,7 @@ def test_a_night_needs_names_a_table_takes_and_is_never_written_over(capsys, tmp
 def test_the_night_is_scored_as_written(monkeypatch, capsys, tmp_path):
     """A night scored `lowest`: each player their own cards, lowest total first."""
     path = night(tmp_path, "--mode", "lowest")
-    code, view, said = table(monkeypatch, capsys, path, 1, one_round("Ann", "Cat", "Bob", "Dan"))
+    code, view, _said = table(monkeypatch, capsys, path, 1, one_round("Ann", "Cat", "Bob", "Dan"))
     assert code == 0 and view["mode"] == "lowest"
     totals = standings(capsys, path)["standings"]["totals"]
     assert {n: totals[n] for n in ("Ann", "Cat", "Bob", "Dan")} == {
@@ -324,3 +324,51 @@ def test_the_night_is_scored_as_written(monkeypatch, capsys, tmp_path):
         "Bob": 2,
         "Dan": 3,
     }
+
+
+@pytest.mark.parametrize(("mode", "seed"), [("teams", 1), ("target", 2), ("lowest", 3)])
+def test_a_simulated_night_refereed_at_its_tables_records_the_same_standings(tmp_path, mode, seed):
+    """The simulator vs the referee over a whole night: every round `schedule --sim` plays is
+    told, move by move, to the referee of its table's night game (engine/follow.py, as a table
+    would say it); the night the tables record must be the simulator's standings, round by
+    round, and each table's game must end with its stage and seat the rotation's next players."""
+    from engine.follow import Follower
+    from engine.night import play_night
+    from engine.table.night_table import NightTable
+
+    schedule = rotation(8, 2, NAMES.split(","))
+    path = tmp_path / "night.json"
+    NightBook.create(path, schedule, mode=mode)
+    tables = [NightTable(NightBook.load(path), t) for t in (0, 1)]
+    games: list[Any] = [None, None]
+    ended: list[tuple[int, int]] = []
+
+    def watch(t: int, round_no: int, rnd: Any) -> Any:
+        night_table = tables[t]
+        ref = games[t]
+        if ref is None or ref.phase == "over":
+            ref = games[t] = night_table.referee(after=ref)
+        assert ref.round_no == round_no and ref.phase == "deal"
+        assert tuple(ref.players) == schedule.table_names(schedule.stage_of(round_no), t)
+        follower = Follower(rnd, lambda change: change(ref))
+
+        def apply(act: Any) -> None:
+            facts = follower.facts()
+            rnd.apply(act)
+            follower.moved(act, facts)
+            if rnd.over:
+                follower.finish()
+                night_table.record(ref)
+                if ref.phase == "over":
+                    ended.append((t, round_no))
+
+        return apply
+
+    simulated = play_night(schedule, seed=seed, mode=mode, watch=watch)
+    recorded = NightBook.load(path).standings
+    key = lambda r: (r["round"], r["table"])  # noqa: E731
+    assert sorted(recorded.rounds, key=key) == sorted(simulated.standings.rounds, key=key)
+    assert recorded.totals() == simulated.standings.totals()
+    assert len(recorded.rounds) == 2 * schedule.cycle_rounds
+    # each stage's game ended with its fourth round, at both tables
+    assert ended == [(t, last) for last in range(4, 29, 4) for t in (0, 1)]
