@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "table": "engine.table.cli",
     "watch": "engine.watch",
     "schedule": "engine.night",
+    "standings": "engine.night",
     "serve": "engine.web.serve",
 }
 

@@ -45,6 +45,7 @@ from engine.outcomes import (
     DrawStarted,
     Drew,
     Fired,
+    GameKept,
     GameOver,
     GameSaved,
     HandEntered,
@@ -54,7 +55,9 @@ from engine.outcomes import (
     LockedForGoodbye,
     LockFailed,
     MayPlayTaken,
+    NewGame,
     NextDeal,
+    NightUnsaved,
     Outcome,
     Owes,
     Owing,
@@ -73,6 +76,7 @@ from engine.outcomes import (
     RoundOver,
     RoundScored,
     RoundStarted,
+    Seating,
     Served,
     Skipped,
     StillDraws,
@@ -358,6 +362,34 @@ class Narrator:
             lines.append(said.format(names=names))
         return lines
 
+    def seating(self, o: Seating) -> list[str]:
+        half = len(o.players) // 2
+        pairs = ", ".join(
+            _("{player} opposite {partner}").format(
+                player=o.players[s], partner=o.players[s + half]
+            )
+            for s in range(half)
+        )
+        if o.waiting:
+            said = _(
+                "next at table {table}, rounds {first}-{last}: seat {players} clockwise "
+                "({pairs}); type `next` once they sit"
+            )
+        else:
+            said = _("table {table}, rounds {first}-{last}: {players} clockwise ({pairs})")
+        return [
+            said.format(
+                table=o.table,
+                first=o.first,
+                last=o.last,
+                players=", ".join(o.players),
+                pairs=pairs,
+            )
+        ]
+
+    def new_game(self, o: NewGame) -> list[str]:
+        return [_("new game: {players}").format(players=", ".join(self.names))]
+
     def next_deal(self, o: NextDeal) -> list[str]:
         return [
             _("round {round}: {dealer} deals").format(round=o.round, dealer=self.name(o.dealer))
@@ -514,6 +546,13 @@ _WORDS: dict[type[Any], Callable[[Narrator, Any], list[str]]] = {
         if o.event
         else o.problem
     ],
+    Seating: Narrator.seating,
+    NewGame: Narrator.new_game,
+    GameKept: _said(N_("the last game is kept in {file}"), file=lambda n, o: o.file),
+    NightUnsaved: _said(
+        N_("the night's standings could not be written: {problem}; the next save tries again"),
+        problem=lambda n, o: o.problem,
+    ),
     GameSaved: _said(
         N_("game saved in {path}; run the same command again to resume"),
         path=lambda n, o: o.path,

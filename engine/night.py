@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from common.commandline import goes_with, whole_number
@@ -24,10 +25,20 @@ from engine.bots import make_bot
 from engine.cards import PRESETS
 from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError
-from engine.game import Round, choose_dealer
+from engine.game import Action, Round, choose_dealer
 from engine.launchers import VirtualLauncher
+from engine.night_book import NightBook
+from engine.night_words import standings_lines, tables_lines
 from engine.rules import parse_option, rules_for
-from engine.schedule import MAX_NIGHT_PLAYERS, ROUNDS_EACH, Schedule, Standings, rotation
+from engine.schedule import (
+    MAX_NIGHT_PLAYERS,
+    NIGHT_MODES,
+    ROUNDS_EACH,
+    Schedule,
+    Standings,
+    check_night_mode,
+    rotation,
+)
 from engine.scoring import round_gains
 from engine.sim import add_option_argument, check_bots, play_round
 from i18n import _, ngettext, number
@@ -35,9 +46,10 @@ from i18n.layout import columns
 
 __all__ = ["NIGHT_MODES", "Night", "play_night", "register"]
 
-# Scoring modes a night's rounds may be scored in: the points systems (計分制), per round.
-NIGHT_MODES: tuple[str, ...] = ("teams", "target", "lowest")
 MAX_CYCLES = 100
+# Told of each round of a simulated night (table, round number, the round) before it is played;
+# returns what applies each move to it.
+Watch = Callable[[int, int, Round], Callable[[Action], None]]
 
 
 @dataclass
@@ -63,16 +75,15 @@ def play_night(
     bots: Sequence[str] = ("heuristic",),
     options: Mapping[str, object] | None = None,
     jam: JamParams | None = None,
+    watch: Watch | None = None,
 ) -> Night:
     """Play `cycles` cycles of `schedule` with bots (one for every player, or one per player,
-    who keeps it from table to table) and the virtual launcher; seeded by `seed`. At each table
+    who keeps it from table to table) and the virtual launcher; seeded by `seed`. `watch(table,
+    round_no, rnd)`, when given, is told of each round before it is played and returns what
+    applies each move to it (the round then records its outcomes: a table referee can follow
+    it, as tests/engine/test_night_table.py does). At each table
     the dealer of a stage's first round is drawn, then the round winner deals."""
-    if mode not in NIGHT_MODES:
-        raise InputError(
-            _("--mode {mode}: a night is scored in {modes}").format(
-                mode=mode, modes=", ".join(NIGHT_MODES)
-            )
-        )
+    check_night_mode(mode)
     if not 1 <= cycles <= MAX_CYCLES:
         raise InputError(
             _("--cycles {cycles}: from 1 to {high}").format(cycles=cycles, high=MAX_CYCLES)
@@ -105,9 +116,14 @@ def play_night(
                         players=seats,
                         dealer=dealer,
                         seed=rng.getrandbits(63),
-                        record=False,
+                        record=watch is not None,
                     )
-                    play_round(rnd, bots_here, where=f"night round {round_no} table {t + 1}")
+                    play_round(
+                        rnd,
+                        bots_here,
+                        where=f"night round {round_no} table {t + 1}",
+                        apply=watch(t, round_no, rnd) if watch is not None else None,
+                    )
                     winner = rnd.winner
                     assert winner is not None
                     gained = round_gains(mode, winner, rnd.points(), lambda s: s % pairs)
@@ -185,26 +201,79 @@ def register(subparsers: Any) -> None:
         help=_("one bot for every player or a comma list, one per player: heuristic, random"),
     )
     add_option_argument(sim)
+    tables = p.add_argument_group(_("playing the night at real tables"))
+    tables.add_argument(
+        "--night",
+        type=Path,
+        metavar="FILE",
+        help=_(
+            "write the night to FILE (with --names, and --mode, --deck, --option as the tables "
+            "play): at each table `unoattack table --night FILE --table T` or `unoattack serve "
+            "--night FILE --table T` seats the players round by round and records every round "
+            "in FILE; `unoattack standings FILE` prints the totals"
+        ),
+    )
     p.set_defaults(func=run)
+
+    s = subparsers.add_parser(
+        "standings",
+        help=_("a game night's standings: every player's total over every table"),
+        description=_(
+            "Print the standings of a night the tables play (`unoattack schedule --night FILE`): "
+            "each player's total over the rounds recorded at every table, the champion so far, "
+            "and the round each table plays next, with who sits there."
+        ),
+    )
+    s.add_argument("night", type=Path, metavar="FILE", help=_("the night file"))
+    s.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
+    s.set_defaults(func=run_standings)
 
 
 def run(args: argparse.Namespace) -> int:
     """`unoattack schedule`."""
     names = [n.strip() for n in args.names.split(",")] if args.names else []
     schedule = rotation(args.players, args.tables, names)
+    if args.sim and args.night is not None:
+        raise InputError(
+            _("--sim plays the night with bots, --night writes it for real tables: one of the two")
+        )
     problem = goes_with(
         "--sim",
         {
             "--cycles": args.cycles != 1,
             "--seed": args.seed != 0,
-            "--deck": args.deck != "attack",
-            "--mode": args.mode != "teams",
             "--bots": args.bots != "heuristic",
-            "--option": bool(args.option),
         },
     )
     if problem and not args.sim:
         raise InputError(problem)
+    problem = goes_with(
+        "--sim or --night",
+        {
+            "--deck": args.deck != "attack",
+            "--mode": args.mode != "teams",
+            "--option": bool(args.option),
+        },
+    )
+    if problem and not args.sim and args.night is None:
+        raise InputError(problem)
+    options = dict(parse_option(text) for text in args.option)
+    if args.night is not None:
+        book = NightBook.create(
+            args.night, schedule, mode=args.mode, deck=args.deck, options=options
+        )
+        if args.json:
+            print(json.dumps({"schedule": schedule.to_dict(), "night": book.to_dict()}))
+            return 0
+        print(format_schedule(schedule))
+        print()
+        print(
+            _(
+                "night written to {path}: at table T run `unoattack table --night {path} --table "
+                "T` (or `unoattack serve`)"
+            ).format(path=args.night)
+        )
+        return 0
     night = None
     if args.sim:
         night = play_night(
@@ -214,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
             deck=args.deck,
             mode=args.mode,
             bots=args.bots.split(","),
-            options=dict(parse_option(text) for text in args.option),
+            options=options,
         )
     if args.json:
         data: dict[str, Any] = {"schedule": schedule.to_dict()}
@@ -279,10 +348,6 @@ def format_schedule(schedule: Schedule) -> str:
 def format_standings(night: Night) -> str:
     """The standings after a simulated night, best first, and the champion(s)."""
     standings = night.standings
-    played = standings.played()
-    rows: list[list[str]] = [[_("place"), _("player"), _("bot"), _("total"), _("rounds")]]
-    for place, name, total in standings.ranking():
-        rows.append([str(place), name, night.bots[name], number(total), number(played[name])])
     lines = [
         ngettext(
             "{cycles} cycle of the rotation ({rounds} rounds played over every table), "
@@ -292,8 +357,24 @@ def format_standings(night: Night) -> str:
             night.cycles,
         ).format(cycles=night.cycles, rounds=number(night.rounds), mode=standings.mode),
         "",
-        *columns(rows, right={0, 3, 4}),
-        "",
-        _("champion: {names}").format(names=" & ".join(standings.champions())),
+        *standings_lines(standings, night.bots),
     ]
     return "\n".join(lines)
+
+
+def run_standings(args: argparse.Namespace) -> int:
+    """`unoattack standings FILE`."""
+    book = NightBook.load(args.night)
+    if args.json:
+        print(json.dumps(book.view(), ensure_ascii=False))
+        return 0
+    print(
+        _("{players} players at {tables} tables, scored {mode}").format(
+            players=book.schedule.players, tables=book.schedule.tables, mode=book.mode
+        )
+    )
+    for line in tables_lines(book):
+        print(line)
+    print()
+    print("\n".join(standings_lines(book.standings)))
+    return 0

@@ -43,6 +43,7 @@ __all__ = [
     "DrawStarted",
     "Drew",
     "Fired",
+    "GameKept",
     "GameOver",
     "GameSaved",
     "HandEntered",
@@ -52,7 +53,9 @@ __all__ = [
     "LockFailed",
     "LockedForGoodbye",
     "MayPlayTaken",
+    "NewGame",
     "NextDeal",
+    "NightUnsaved",
     "Outcome",
     "Owes",
     "Owing",
@@ -71,6 +74,7 @@ __all__ = [
     "RoundOver",
     "RoundScored",
     "RoundStarted",
+    "Seating",
     "Served",
     "Skipped",
     "StillDraws",
@@ -641,6 +645,39 @@ class Unsaved(Outcome):
 
     problem: str
     event: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GameKept(Outcome):
+    """The game just ended is kept in the history file `file` (engine/game_history.py)."""
+
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame(Outcome):
+    """A new game of the same players starts at the table."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seating(Outcome):
+    """At table `table` (from 1) of a game night, rounds `first` to `last` seat the players by
+    seat, clockwise (each opposite the one half the table away): now (`waiting` False: the
+    game of those rounds has started), or next (`waiting`: once they sit, `next` starts it)."""
+
+    table: int
+    first: int
+    last: int
+    players: tuple[str, ...]
+    waiting: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NightUnsaved(Outcome):
+    """The night file could not be written (`problem`): the table's rounds are recorded there
+    with its next save."""
+
+    problem: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,14 +34,19 @@ from i18n import _
 
 __all__ = [
     "MAX_NIGHT_PLAYERS",
+    "NIGHT_MODES",
     "ROUNDS_EACH",
     "Schedule",
     "Stage",
     "Standings",
+    "check_night_mode",
     "default_tables",
     "rotation",
 ]
 
+# Scoring modes a night's rounds may be scored in: the points systems (seed 001: "前提：必須採用
+# 計分制", a points system first), each round scored on its own.
+NIGHT_MODES: tuple[str, ...] = ("teams", "target", "lowest")
 ROUNDS_EACH = 4  # "每換一次對家就玩四局": four rounds with each partner opposite
 MIN_TABLE, MAX_TABLE = 4, 10  # seats at one table: two opposite pairs at least, the deck's most
 MAX_NIGHT_PLAYERS = 16  # four tables of four (the table-sharing search stays instant)
@@ -131,6 +136,16 @@ class Schedule:
                 for stage in self.stages
             ],
         }
+
+
+def check_night_mode(mode: str) -> None:
+    """InputError unless a night's rounds can be scored in `mode` (NIGHT_MODES)."""
+    if mode not in NIGHT_MODES:
+        raise InputError(
+            _("--mode {mode}: a night is scored in {modes}").format(
+                mode=mode, modes=", ".join(NIGHT_MODES)
+            )
+        )
 
 
 def default_tables(players: int) -> int | None:

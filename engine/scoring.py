@@ -154,8 +154,14 @@ def judge(
     *,
     finished: Sequence[int] = (),
     loser: int | None = None,
+    final: bool = False,
 ) -> Verdict:
     """After a round: the game's verdict (see Verdict).
+
+    `final`: the round was the last of a game of a fixed number of rounds (a stage of a game
+    night, engine/night_book.py), so the game ends with it however far from the target: as if
+    the target were reached (target mode: the highest total wins, ties sharing; chips: the
+    most chips wins and the fewest loses).
 
     `active` are the seats still in the game. `finished` and `loser` are a knockout round's order
     of going out and the player left holding cards. Ties: in target mode the lowest seat of the
@@ -164,6 +170,14 @@ def judge(
     every seat of the highest team loses (tied teams share). In elimination, when every seat left
     reaches the target in the same round, nobody is put out and the lowest total wins.
     """
+    if final and mode != "knockout":
+        target = min(0, *(scores[s] for s in active))  # every total has "reached" it
+        if mode == "target":
+            return Verdict(winners=_extreme(scores, active, max))
+        if mode == "chips":
+            most = _extreme(scores, active, max)
+            fewest = tuple(s for s in _extreme(scores, active, min) if s not in most)
+            return Verdict(winners=most, losers=fewest)
     if mode == "target":
         reached = [s for s in active if scores[s] >= target]
         if reached:

@@ -20,11 +20,14 @@ from typing import Any, TextIO
 
 from common.commandline import CtrlC, whole_number
 from engine.boxport import add_box_arguments, check_box_arguments, open_box
+from engine.errors import InputError
+from engine.night_book import NightBook
 from engine.outcomes import ConnectionLost, PressUnreported
 from engine.rules import parse_option
 from engine.scoring import modes_help, target_help, teams_help
 from engine.table import view
 from engine.table.console import Console
+from engine.table.night_table import NightTable, night_state_path
 from engine.table.options import DEFAULT_STATE, GameOptions
 from engine.table.referee import MODES
 from engine.table.session import TableSession, build_session
@@ -71,7 +74,9 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
     `--option` for a new one, `--state` and `--new`. `unoattack table` and `unoattack serve`
     take the same (`options_of` makes the `GameOptions` of them)."""
     p.add_argument(
-        "--players", required=True, metavar="NAMES", help=_("comma-separated names, clockwise")
+        "--players",
+        metavar="NAMES",
+        help=_("comma-separated names, clockwise (a table of a night: the night seats them)"),
     )
     # No argparse defaults for what shapes the game: None is "not given" (a resumed game keeps
     # its own, `GameOptions.check`), and a new game takes the Referee's defaults.
@@ -110,11 +115,34 @@ def add_game_arguments(p: argparse.ArgumentParser) -> None:
         ),
     )
     p.add_argument("--new", action="store_true", help=_("start a new game even if FILE exists"))
+    night = p.add_argument_group(_("a table of a game night (unoattack schedule --night FILE)"))
+    night.add_argument(
+        "--night",
+        type=Path,
+        metavar="FILE",
+        help=_(
+            "follow the night in FILE: the rotation seats the players round by round, the night "
+            "sets the mode, deck and rules, and every round scored is recorded in FILE for the "
+            "standings over all tables (the state file defaults to FILE's name with .tableT)"
+        ),
+    )
+    night.add_argument(
+        "--table",
+        type=whole_number,
+        metavar="T",
+        help=_("which table of the night this is (1, 2, ...)"),
+    )
 
 
 def options_of(args: argparse.Namespace) -> GameOptions:
     """The `GameOptions` the arguments of `add_game_arguments` name (InputError for a bad
-    `--option`)."""
+    `--option`, a night that cannot be read, or what a night's table does not take)."""
+    if args.night is not None or args.table is not None:
+        return _night_options(args)
+    if args.players is None:
+        raise InputError(
+            _("--players NAMES is needed (or --night FILE --table T at a game night's table)")
+        )
     return GameOptions(
         players=[p.strip() for p in args.players.split(",")],
         deck=args.deck,
@@ -125,6 +153,32 @@ def options_of(args: argparse.Namespace) -> GameOptions:
         state=args.state,
         new=args.new,
     )
+
+
+def _night_options(args: argparse.Namespace) -> GameOptions:
+    if args.night is None or args.table is None:
+        raise InputError(_("--night FILE and --table T go together: a table of a game night"))
+    shaped = {
+        "--players": args.players is not None,
+        "--deck": args.deck is not None,
+        "--mode": args.mode is not None,
+        "--target": args.target is not None,
+        "--teams": args.teams is not None,
+        "--option": bool(args.option),
+    }
+    given = next((flag for flag, is_given in shaped.items() if is_given), None)
+    if given is not None:
+        raise InputError(
+            _("{flag}: a table of a night plays the night's players, mode, deck and rules").format(
+                flag=given
+            )
+        )
+    book = NightBook.load(args.night)
+    table = args.table - 1
+    book.check_table(table)
+    state = args.state if args.state != DEFAULT_STATE else night_state_path(args.night, table)
+    night = NightTable(book, table)
+    return GameOptions(players=night.referee().players, state=state, new=args.new, night=night)
 
 
 def run_table(args: argparse.Namespace) -> int:

@@ -53,6 +53,7 @@ __all__ = [
     "Help",
     "Hit",
     "Load",
+    "Next",
     "Pass",
     "Play",
     "Press",
@@ -268,6 +269,13 @@ class Help(Command):
 
 
 @dataclass(frozen=True)
+class Next(Command):
+    """Once the game is over: the next game at the table (a night's next seating)."""
+
+    word: ClassVar[str] = "next"
+
+
+@dataclass(frozen=True)
 class Quit(Command):
     """Stop the referee (the game is saved)."""
 
@@ -476,6 +484,17 @@ COMMANDS: dict[str, Spec] = {
         Spec("status", Status, "query", always=True),
         Spec("scores", Scores, "query", always=True),
         Spec("undo", Undo, "session", always=True),
+        Spec(
+            "next",
+            Next,
+            "session",
+            "next",
+            N_(
+                "once the game is over: a new game, the same players (at a night's table: the "
+                "players the rotation seats next)"
+            ),
+            always=True,
+        ),
         Spec("help", Help, "query", always=True),
         Spec(
             "quit",

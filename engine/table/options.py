@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.cards import PRESETS, load_deck
 from engine.errors import InputError
+from engine.table.night_table import NightTable
 from engine.table.referee import Referee
 from engine.table.state_file import StateFile, check_state_folder, load_state
 from i18n import _
@@ -41,10 +42,14 @@ class GameOptions:
     rules: Mapping[str, object] = field(default_factory=dict)
     state: Path = DEFAULT_STATE
     new: bool = False
+    night: NightTable | None = None  # a table of a game night: the night seats the players
 
     def referee(self) -> Referee:
         """A new game's referee; InputError naming what cannot be (names, deck, mode, target,
-        teams, rule options, a deck too small for the hands)."""
+        teams, rule options, a deck too small for the hands). A table of a night plays the
+        game of the night's next round there."""
+        if self.night is not None:
+            return self.night.referee()
         if self.teams is not None and self.mode != "teams":
             raise InputError(
                 _("{flag} {teams}: the number of teams is for {mode} teams").format(
@@ -66,10 +71,40 @@ class GameOptions:
         check_state_folder(state)
         if state.exists() and not self.new:
             saved = load_state(state)
-            self.same_game(saved.referee)
+            self.same_night(saved)
+            if self.night is not None:
+                self.night.check_game(saved.referee, state)
+            else:
+                self.same_game(saved.referee)
             return saved
         self.referee()
         return None
+
+    def same_night(self, saved: StateFile) -> None:
+        """A game of a night's table resumes as that table of that night, and only so
+        (InputError, one line, exit 2)."""
+        was = saved.night
+        if was is None and self.night is None:
+            return
+        if was is None:
+            assert self.night is not None
+            raise InputError(
+                _(
+                    "{path} holds a game that is not table {table} of the night {night}: give "
+                    "another --state FILE, or --new to seat the night's next round"
+                ).format(path=self.state, table=self.night.table + 1, night=self.night.book.path)
+            )
+        same = self.night is not None and (
+            self.night.table + 1 == was["table"]
+            and Path(was["file"]).resolve() == self.night.book.path.resolve()
+        )
+        if not same:
+            raise InputError(
+                _(
+                    "{path} holds table {table} of the night {night}: add --night {night} "
+                    "--table {table}, or --new"
+                ).format(path=self.state, table=was["table"], night=was["file"])
+            )
 
     def same_game(self, ref: Referee) -> None:
         """A saved game resumes as it was saved: what shapes the game (`deck`, `mode`,

@@ -38,7 +38,7 @@ from engine.outcomes import (
     Took,
 )
 from engine.rules import PRESET_NAMES, Rules, rules_for
-from engine.scoring import SCORING_MODES, judge, round_gains, team_of, teams_problem
+from engine.scoring import SCORING_MODES, Verdict, judge, round_gains, team_of, teams_problem
 from engine.table.commands import COLOR_WORDS, NAME_WORDS
 from engine.table.moves import TableRound
 from engine.words import plural
@@ -102,9 +102,12 @@ class Referee:
         target: int = 500,
         teams: int = TEAMS,
         options: dict[str, object] | None = None,
+        span: tuple[int, int] | None = None,
     ) -> None:
         names = [p.strip() for p in players]
         self.deck, self.rules = _checked_game(names, deck, mode, target, options, teams)
+        if span is not None and not 1 <= span[0] <= span[1]:
+            raise InputError(f"span = {span!r}: rounds from a first to a last, counted from 1")
         self.deck_name = deck
         # Classic: every draw is a number of cards the referee itself dispenses from the
         # launcher (used as the draw pile), so it knows which hand they went to; nobody presses.
@@ -117,7 +120,11 @@ class Referee:
         n = len(names)
         self.scores: list[int] = [0] * n
         self.active: list[bool] = [True] * n
-        self.round_no = 1
+        # A game of a fixed number of rounds (a stage of a game night, engine/night_book.py):
+        # rounds span[0] to span[1], numbered as the night numbers them; the game ends with the
+        # last, whatever the totals (the target plays no part). None: a game to the target.
+        self.span = span
+        self.round_no = span[0] if span is not None else 1
         self.dealer = 0
         self.phase = "deal"
         self.playing: TableRound | None = None  # the round being played (or scored)
@@ -398,6 +405,7 @@ class Referee:
             "mode": self.mode,
             "target": self.target,
             "teams": self.teams,
+            "span": list(self.span) if self.span is not None else None,
             "options": dict(self.options),
             "scores": list(self.scores),
             "active": list(self.active),
@@ -488,15 +496,19 @@ def _score_round(ref: Referee) -> list[Outcome]:
     told: list[Outcome] = (
         [] if ref.mode == "knockout" else [RoundScored(ref.round_no, won, tuple(gained))]
     )
-    verdict = judge(
-        ref.mode,
-        ref.scores,
-        ref.target,
-        ref.active_seats(),
-        ref.team_of,
-        finished=rnd.finished,
-        loser=rnd.loser,
-    )
+    if ref.span is not None and ref.round_no < ref.span[1]:
+        verdict = Verdict()  # a game of so many rounds: not over before its last
+    else:
+        verdict = judge(
+            ref.mode,
+            ref.scores,
+            ref.target,
+            ref.active_seats(),
+            ref.team_of,
+            finished=rnd.finished,
+            loser=rnd.loser,
+            final=ref.span is not None,
+        )
     for s in verdict.gone:
         ref.active[s] = False
         told.append(PlayerOut(s, ref.target))

@@ -23,6 +23,7 @@ The layers, each testable without the next:
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Callable
@@ -32,12 +33,26 @@ from typing import Any, TextIO
 
 from engine.boxport import BoxPort
 from engine.errors import InputError, RuleError, UnoError
+from engine.game_history import keep_game, night_chips
 from engine.narrate import Narrator
-from engine.outcomes import Cancelled, GameSaved, Outcome, Resuming, Undone, Unsaved
+from engine.night_book import night_error
+from engine.night_words import night_lines
+from engine.outcomes import (
+    Cancelled,
+    GameKept,
+    GameSaved,
+    NightUnsaved,
+    Outcome,
+    Resuming,
+    Undone,
+    Unsaved,
+)
 from engine.table import commands, questions, view
 from engine.table.boxsync import BoxSync
 from engine.table.commands import Command
 from engine.table.console import Console
+from engine.table.next_game import next_referee, said_of, upcoming
+from engine.table.night_table import NightTable
 from engine.table.options import GameOptions
 from engine.table.questions import Question
 from engine.table.referee import Referee
@@ -51,7 +66,7 @@ from engine.table.state_file import (
 )
 from i18n import _, message_of
 
-__all__ = ["HISTORY_LIMIT", "Reply", "TableSession", "build_session", "next_game"]
+__all__ = ["HISTORY_LIMIT", "Reply", "TableSession", "build_session"]
 
 HISTORY_LIMIT = 30  # undo steps kept in the state file
 
@@ -97,8 +112,10 @@ class TableSession:
         undo_floor: int = 0,
         console: Console | None = None,
         state_label: str | None = None,
+        night: NightTable | None = None,
     ) -> None:
         self.ref = referee
+        self.night = night  # a table of a game night: its rounds are recorded there
         self.state_path = state_path
         # The state file, named `state_label` in what the table says (default: its path).
         self.store = StateStore(state_path, state_label)
@@ -155,11 +172,9 @@ class TableSession:
         return view.next_step(self.ref, self.asking.text if self.asking else None)
 
     def view(self) -> dict[str, Any]:
-        """The table's state as JSON-able data, for whoever shows it: `unoattack table --json`
-        prints it, the web page shows it. The referee's summary (engine/table/view.py) and the
-        session's part: the prompt (what happens next, in words), the button (`box`:
-        connected; `locked`; the `seat` it is live for; `aim`), the dispense in flight
-        (classic) and how many steps `undo` can take back."""
+        """The table's state as data (`table --json`, the page): the referee's summary
+        (engine/table/view.py), the prompt, the button, the classic dispense in flight, the
+        undo steps left, a night's standings and chips over the games kept."""
         with self._lock:
             data = view.summary(self.ref)
             data.update(
@@ -167,6 +182,8 @@ class TableSession:
                 button=self.boxsync.button(data["hitter"], self.ref.classic),
                 dispensing=dict(self.boxsync.dispensing) if self.boxsync.dispensing else None,
                 undo=max(0, len(self.history) - self.undo_floor),
+                night=self.night.view(self.ref) if self.night is not None else None,
+                night_chips=night_chips(self.state_path, data),
             )
             return data
 
@@ -269,6 +286,8 @@ class TableSession:
         self.tell(*said)
         if phase == "score" and self.ref.phase in ("deal", "over"):
             self.say(*view.scoreboard(self.ref))
+        if phase != "over" and self.ref.phase == "over":
+            self.tell(*upcoming(self.ref, self.night))
         self.boxsync.sync()
 
     def _mark(self) -> _Mark:
@@ -351,10 +370,41 @@ class TableSession:
     def _query(self, command: Command) -> None:
         if isinstance(command, commands.Help):
             self.say(commands.help_text())
-        elif isinstance(command, commands.Status):
+            return
+        if isinstance(command, commands.Status):
             self.say(*view.status(self.ref))
         else:
             self.say(*view.scoreboard(self.ref))
+        if self.night is not None:
+            with contextlib.suppress(UnoError):
+                self.night.book.refresh()  # what the other tables have recorded since
+            self.say(*night_lines(self.night.book, self.night.table))
+        chips = self.view()["night_chips"]
+        if chips is not None:
+            self.say(*view.chips_lines(chips))
+
+    def _next(self, command: Command) -> None:
+        self.next_game()
+
+    def next_game(self, *, anytime: bool = False) -> list[Outcome]:
+        """The next game here (engine/table/next_game.py), the last one kept in the history
+        beside the state file first (engine/game_history.py); what was said. RuleError while a
+        dispense is under way, StateNotSaved or OSError when a file cannot be written: then
+        the game goes on as it was."""
+        with self._lock:
+            ref = self.ref
+            if self.boxsync.dispensing is not None:
+                raise RuleError(_("a dispense is under way: a new game once the box reports it"))
+            fresh = next_referee(ref, self.night, anytime=anytime)
+            kept = keep_game(self.state_path, view.summary(ref))  # OSError: nothing changed
+            mark = self._mark()
+            self.ref, self.history, self.undo_floor = fresh, [], 0
+            self._save_or_undo(mark)
+            said: list[Outcome] = [GameKept(kept.name)] if kept is not None else []
+            said.append(said_of(fresh, self.night))
+            self.tell(*said)
+            self.boxsync.sync()
+            return said
 
     def _quit(self, command: Command) -> None:
         self.running = False
@@ -422,13 +472,24 @@ class TableSession:
     def state(self) -> StateFile:
         """What the state file holds now."""
         return StateFile(
-            self.ref, self.history, self.boxsync.last_event, self.boxsync.record(), self.undo_floor
+            self.ref,
+            self.history,
+            self.boxsync.last_event,
+            self.boxsync.record(),
+            self.undo_floor,
+            self.night.to_state() if self.night is not None else None,
         )
 
     def save(self, *, force: bool = False) -> None:
         """Write the state file when it changed (or `force`), what it writes read back by the
-        loader first: StateNotSaved when it cannot be (`StateStore.save`)."""
+        loader first: StateNotSaved when it cannot be (`StateStore.save`). A night's table then
+        records its rounds there (if it cannot, it says so; the next save tries again)."""
         self.store.save(self.state(), force=force)
+        if self.night is not None:
+            try:
+                self.night.record(self.ref)
+            except (OSError, InputError) as exc:
+                self.tell(NightUnsaved(night_error(exc)))
 
 
 def _referee_move(move: Callable[[Referee, Any], list[Outcome]]) -> Callable[..., list[Outcome]]:
@@ -465,6 +526,7 @@ _HANDLERS: dict[type[Command], Callable[[TableSession, Any], list[Outcome] | Non
     commands.Scores: TableSession._query,
     commands.Help: TableSession._query,
     commands.Quit: TableSession._quit,
+    commands.Next: TableSession._next,
 }
 
 
@@ -483,7 +545,9 @@ def build_session(
     if state.exists() and not options.new:
         saved = saved or load_state(state)
         ref = saved.referee
-        if [p.lower() for p in ref.players] != [p.lower() for p in options.players]:
+        if options.night is None and [p.lower() for p in ref.players] != [
+            p.lower() for p in options.players
+        ]:
             raise InputError(
                 _(
                     "{path} holds a game of {players}: use those --players, or --new to start over"
@@ -499,6 +563,7 @@ def build_session(
             dispensing=saved.dispensing,
             undo_floor=saved.undo_floor,
             state_label=state_label,
+            night=options.night,
         )
         session.tell(Resuming(session.store.label))
         return session
@@ -506,38 +571,15 @@ def build_session(
     if box is not None and box.box.get("stream"):
         # A new game: whatever the box did before it started is none of its business.
         last_event = {"stream": box.box["stream"], "seq": int(box.box.get("seq") or 0)}
-    return TableSession(
+    session = TableSession(
         options.referee(),
         box=box,
         state_path=state,
         out=out,
         last_event=last_event,
         state_label=state_label,
+        night=options.night,
     )
-
-
-def next_game(old: TableSession, out: TextIO) -> TableSession:
-    """A new game at `old`'s table (the web page's New game): the same players, deck, mode,
-    target, teams and rule options, the same box and state file, saved (StateNotSaved when it cannot
-    be: then `old` goes on) and the button in step with it. The box's events of the last game
-    stay applied: a replay of one is not news."""
-    ref = old.ref
-    fresh = Referee(
-        ref.players,
-        deck=ref.deck_name,
-        mode=ref.mode,
-        target=ref.target,
-        teams=ref.teams,
-        options=dict(ref.options),
-    )
-    session = TableSession(
-        fresh,
-        box=old.box,
-        state_path=old.state_path,
-        out=out,
-        last_event=old.boxsync.last_event,
-        state_label=old.store.label,
-    )
-    session.save(force=True)  # the file first: the button waits for the new game
-    session.boxsync.sync()
+    if options.night is not None:
+        session.tell(said_of(session.ref, options.night))
     return session

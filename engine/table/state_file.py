@@ -134,8 +134,15 @@ def _read(data: dict[str, Any]) -> Referee:
             raise _bad(key, "text", data.get(key))
     target = _int(data, "target", 1, _BIG)
     teams = _int(data, "teams", 2, 10) if "teams" in data else 2  # older files: two teams
+    span = _span(data.get("span"))
     ref = Referee(
-        players, deck=data["deck"], mode=data["mode"], target=target, teams=teams, options=options
+        players,
+        deck=data["deck"],
+        mode=data["mode"],
+        target=target,
+        teams=teams,
+        options=options,
+        span=span,
     )
     n = len(players)
     seats = list(range(n))
@@ -152,7 +159,7 @@ def _read(data: dict[str, Any]) -> Referee:
         raise _bad("active", "true for at least one player", active)
     ref.active = [bool(a) for a in active]
     in_game = [s for s in seats if ref.active[s]]
-    ref.round_no = _int(data, "round", 1, _BIG)
+    ref.round_no = _int(data, "round", *(span or (1, _BIG)))
     phase = data.get("phase")
     if phase not in PHASES:
         raise _bad("phase", f"one of {', '.join(PHASES)}", phase)
@@ -197,6 +204,21 @@ def _read(data: dict[str, Any]) -> Referee:
     if phase == "score" and (rnd is None or not rnd.over):
         raise _bad("phase", "play while nobody has gone out", phase)
     return ref
+
+
+def _span(value: Any) -> tuple[int, int] | None:
+    """A game of a fixed number of rounds: [first, last] (older files and games to a target:
+    null or absent)."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+        or not 1 <= value[0] <= value[1] <= _BIG
+    ):
+        raise _bad("span", "null or [first, last]: round numbers from 1", value)
+    return value[0], value[1]
 
 
 def _hands_left(ref: Referee, value: Any) -> dict[int, list[str]]:
@@ -388,6 +410,7 @@ class StateFile:
     last_event: dict[str, Any]
     dispensing: dict[str, Any] | None
     undo_floor: int
+    night: dict[str, Any] | None = None  # a table of a night: {"file", "table" (from 1)}
 
 
 def state_data(state: StateFile) -> dict[str, Any]:
@@ -398,6 +421,7 @@ def state_data(state: StateFile) -> dict[str, Any]:
         "undo_floor": state.undo_floor,
         "last_event": state.last_event,
         "dispensing": state.dispensing,
+        "night": state.night,
     }
 
 
@@ -508,8 +532,20 @@ def read_state(data: dict[str, Any], *, checked: Collection[str] = ()) -> StateF
     floor = data.get("undo_floor", 0)
     if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
         raise InputError("not a table state: `undo_floor` must be a whole number")
+    night = data.get("night")
+    if night is not None and not (
+        isinstance(night, dict)
+        and isinstance(night.get("file"), str)
+        and isinstance(night.get("table"), int)
+        and not isinstance(night.get("table"), bool)
+        and night["table"] >= 1
+        and ref.span is not None
+    ):
+        raise InputError(
+            "not a table state: `night` must be null or {file, table} (a game of a night's rounds)"
+        )
     position = {k: last[k] for k in ("stream", "seq", "hitter") if k in last}
-    return StateFile(ref, list(history), position, dispensing, floor)
+    return StateFile(ref, list(history), position, dispensing, floor, night)
 
 
 def _dispensing_ok(record: Any, players: int) -> bool:

@@ -15,7 +15,16 @@ from engine.table.referee import Referee
 from engine.words import answer_hint, colour_name, owes_phrase, plural, shown
 from i18n import _, ngettext
 
-__all__ = ["game_line", "next_step", "owed", "owes", "scoreboard", "status", "summary"]
+__all__ = [
+    "chips_lines",
+    "game_line",
+    "next_step",
+    "owed",
+    "owes",
+    "scoreboard",
+    "status",
+    "summary",
+]
 
 
 def owed(ref: Referee) -> str:
@@ -72,12 +81,23 @@ def scoreboard(ref: Referee) -> list[str]:
     return lines
 
 
+def chips_lines(totals: dict[str, int]) -> list[str]:
+    """Chips mode: each player's chips won or lost over the games kept beside the state file
+    and this one (seed 001 籌碼制: "多盤累計，以籌碼多少論勝負")."""
+    shown_totals = ", ".join(
+        f"{name} {won:+d}" for name, won in sorted(totals.items(), key=lambda kv: -kv[1])
+    )
+    return [_("chips over every game kept: {totals}").format(totals=shown_totals)]
+
+
 def game_line(ref: Referee) -> str:
     """The game in a few words: the round, the phase, the mode and what ends the game."""
     phase = {"deal": _("deal"), "play": _("play"), "score": _("score"), "over": _("over")}[
         ref.phase
     ]
-    if ref.mode == "knockout":
+    if ref.span is not None:
+        said = _("round {round} ({phase}) of rounds {first}-{last}, {mode} mode")
+    elif ref.mode == "knockout":
         said = _("round {round} ({phase}), knockout mode: the last one left holding cards loses")
     elif ref.mode == "chips":
         said = _("round {round} ({phase}), chips mode, a stake of {target} chips each")
@@ -87,8 +107,15 @@ def game_line(ref: Referee) -> str:
         said = _("round {round} ({phase}), {teams} teams, game to {target} points")
     else:
         said = _("round {round} ({phase}), {mode} mode, game to {target} points")
+    first, last = ref.span or (1, 1)
     return said.format(
-        round=ref.round_no, phase=phase, mode=ref.mode, target=ref.target, teams=ref.teams
+        round=ref.round_no,
+        phase=phase,
+        mode=ref.mode,
+        target=ref.target,
+        teams=ref.teams,
+        first=first,
+        last=last,
     )
 
 
@@ -139,7 +166,7 @@ def next_step(ref: Referee, question: str | None = None) -> str:
             player=ref.name(seat), count=ref.hand[seat]
         )
     if ref.phase == "over":
-        return "[" + _("game over") + "] " + _("status, scores or quit")
+        return "[" + _("game over") + "] " + _("next, status, scores or quit")
     hitter = ref.hitter()
     if hitter is not None and (ref.classic or (ref.round is not None and ref.round.answerable())):
         return where + ref.name(hitter) + ": " + owed(ref)

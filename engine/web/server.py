@@ -173,7 +173,7 @@ class WebServer:
         from engine.web.app import create_app
 
         self.service = service
-        self._workers = [service.pump, service.ask_status, *workers]
+        self._workers = [service.pump, service.ask_status, service.follow_night, *workers]
         service.publish = self.hub.publish
         service.announce(service.startup_messages, {"start": True})  # the state at the start
         self.app = create_app(

@@ -27,16 +27,14 @@ from typing import Any
 from engine.boxport import BoxPort
 from engine.cards import COLORS, load_deck
 from engine.errors import UnoError
-from engine.game_history import keep_game
 from engine.outcomes import Outcome as Told
 from engine.table import commands, questions
 from engine.table.boxsync import MAX_FIRED
 from engine.table.commands import MAX_LINE, QUERIES, TERMINAL_ONLY, Command, line_problem
 from engine.table.options import GameOptions
 from engine.table.referee import Referee
-from engine.table.session import TableSession, build_session, next_game
+from engine.table.session import TableSession, build_session
 from engine.table.state_file import StateFile
-from engine.table.view import summary
 from engine.web.box_panel import BoxPanel
 from engine.words import colour_name
 from i18n import _, lines_of, message_of
@@ -288,30 +286,18 @@ class TableService:
             return said
 
     def new_game(self) -> Answer:
-        """The page's **New game**: the last game's results added to the history file beside
-        the state file (engine/game_history.py; a game with no round scored has none), then a
-        new game of the same players, deck, mode, target and rule options in the state file,
-        the button in step with it (`session.next_game`). Refused while a dispense is under
-        way (its cards would count for nobody), for a page that only watches, and when the
-        history or the state file cannot be written (then nothing has changed)."""
+        """The page's **New game** (at a night's table: **Next seating**), as
+        `TableSession.next_game(anytime=True)`; refused for a page that only watches."""
         if self.watch_only is not None:
             return Answer(False, error=self.watch_only)
         with self._lock:
-            old = self.session
-            if old.boxsync.dispensing is not None:
-                return Answer(
-                    False, error=_("a dispense is under way: a new game once the box reports it")
-                )
             try:
-                kept = keep_game(old.state_path, summary(old.ref))
-                self.session = next_game(old, self._out)  # type: ignore[arg-type]  # captured
+                self.session.next_game(anytime=True)
             except OSError as exc:  # the history: nothing written
                 return Answer(False, error=exc.strerror or str(exc))
-            except UnoError as exc:  # the state file: the old game goes on
+            except UnoError as exc:  # refused, or the state file: the old game goes on
                 return Answer(False, error=message_of(exc))
-            messages = [kept] if kept else []
-            messages.append(_("new game: {players}").format(players=", ".join(old.ref.players)))
-            messages += self._out.take()
+            messages = self._out.take()
             self._publish(messages, {"new_game": True})
             return Answer(True, messages=messages)
 
@@ -484,6 +470,16 @@ class TableService:
                 return
             self._status_due.clear()  # asks made while this one is under way: the next one
             self.refresh_box()
+
+    def follow_night(self, stop: threading.Event) -> None:
+        """A night's table: publish the rounds other tables record, until `stop` (a thread)."""
+        night = self.session.night
+        if night is not None:
+            night.book.follow(stop, self._night_changed)
+
+    def _night_changed(self) -> None:
+        with self._lock:
+            self._publish([], {"night": True})
 
     def _follow_link(self, was: bool) -> bool:
         """Publish a change of the link to the box (the client reopens a port that went away

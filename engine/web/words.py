@@ -127,6 +127,22 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "mode_knockout": Fill(N_("knockout: the last one left loses"), "target"),
     "mode_chips": Fill(N_("chips: a stake of {target}"), "target"),
     "mode_losing": Fill(N_("most points at {target} loses"), "target"),
+    # a table of a game night (`serve --night FILE --table T`)
+    "mode_night": Fill(N_("{mode}, rounds {first}-{last} of the night"), "mode", "first", "last"),
+    "night_title": Fill(N_("Night · table {table} of {tables}"), "table", "tables"),
+    "night_table": Fill(
+        N_("table {table}: round {round} · {players}"), "table", "round", "players"
+    ),
+    "night_next": Fill(
+        N_("next here, rounds {first}-{last}: {players} (clockwise)"), "first", "last", "players"
+    ),
+    "night_champion": Fill(N_("champion: {names}"), "names"),
+    "night_leading": Fill(N_("leading: {names} (not everyone has played as many rounds)"), "names"),
+    "next_seating": N_("Next seating"),
+    "standings_place": N_("place"),
+    "standings_total": N_("total"),
+    "standings_rounds": N_("rounds"),
+    "chips_over": Fill(N_("chips over every game kept: {totals}"), "totals"),
     "colour": Fill(N_("colour {name}"), "name"),
     "to_play": Fill(N_("{who} to play"), "who"),
     "plays_next": Fill(N_("{who} plays next"), "who"),

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.game_history import FORMAT, append_game, game_record, history_path
+from engine.game_history import (
+    FORMAT,
+    append_game,
+    game_record,
+    history_path,
+    kept_games,
+    night_chips,
+)
 
 
 def test_the_history_file_is_beside_the_state_file() -> None:
@@ -57,3 +64,43 @@ def test_a_history_that_cannot_be_written_is_an_oserror(tmp_path: Path) -> None:
     (tmp_path / "table.games.jsonl").mkdir()
     with pytest.raises(OSError):
         append_game(tmp_path / "table.json", {"format": FORMAT})
+
+
+def summary_of(scores: list[int], mode: str = "chips", players=("Ann", "Bob", "Cat")) -> dict:
+    return {
+        "players": list(players),
+        "deck": "attack",
+        "mode": mode,
+        "target": 20,
+        "scores": scores,
+        "game_winners": [0],
+        "game_losers": [1],
+        "chips": [20 + s for s in scores],
+        "rounds": [{"round": 1, "winner": 0, "gained": scores}],
+    }
+
+
+def test_a_game_already_kept_last_is_not_kept_twice(tmp_path: Path) -> None:
+    """The new game tried again after its state file could not be written (or after a crash
+    between the two files) does not add the last game a second time."""
+    state = tmp_path / "table.json"
+    first = datetime(2026, 12, 4, 21, 0, tzinfo=UTC)
+    later = datetime(2026, 12, 4, 21, 5, tzinfo=UTC)
+    append_game(state, game_record(summary_of([20, -20, 0]), first))
+    append_game(state, game_record(summary_of([20, -20, 0]), later))
+    assert len(kept_games(state)) == 1
+    append_game(state, game_record(summary_of([5, -5, 0]), later))
+    append_game(state, game_record(summary_of([20, -20, 0]), later))  # not last: a new game
+    assert len(kept_games(state)) == 3
+
+
+def test_chips_add_up_over_the_games_kept(tmp_path: Path) -> None:
+    """籌碼制: "多盤累計，以籌碼多少論勝負" (over many games, the chips decide)."""
+    state = tmp_path / "table.json"
+    append_game(state, game_record(summary_of([20, -20, 0])))
+    append_game(state, game_record(summary_of([3, 4], "target", ("Ann", "Bob"))))  # not chips
+    history_path(state).open("a").write('{"half a line')  # a crash mid-write: left out
+    now = summary_of([-5, 10, -5])
+    assert night_chips(state, now) == {"Ann": 15, "Bob": -10, "Cat": -5}
+    assert night_chips(state, summary_of([1, 2], "target", ("Ann", "Bob"))) is None
+    assert night_chips(None, now) == {"Ann": -5, "Bob": 10, "Cat": -5}

@@ -187,3 +187,28 @@ def test_a_round_must_be_over_and_scored_before_the_next() -> None:
         g.start_round()
     g.finish_round()
     assert g.start_round().dealer == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "winners", "losers"),
+    [
+        ("target", (1,), ()),  # the highest total, however far from the target
+        ("lowest", (0,), ()),
+        ("elimination", (0,), ()),
+        ("losing", (), (1,)),
+        ("teams", (0, 2), (1, 3)),  # teams of seats 0 & 2 (3 + 2) and 1 & 3 (40 + 9)
+        ("chips", (1,), (0,)),
+    ],
+)
+def test_the_last_round_of_a_game_of_so_many_rounds_ends_it(mode, winners, losers):
+    """A night's stage is a game of four rounds: its last ends the game whatever the target."""
+    from engine.scoring import judge, team_of
+
+    scores = [3, 40, 2, 9] if mode != "teams" else [5, 49, 5, 49]
+    if mode == "chips":
+        scores = [-12, 20, -3, -5]
+    if mode == "lowest" or mode == "elimination":
+        scores = [1, 40, 2, 9]
+    verdict = judge(mode, scores, 500, [0, 1, 2, 3], lambda s: team_of(s, 2), final=True)
+    assert verdict.winners == winners and verdict.losers == losers
+    assert judge(mode, scores, 500, [0, 1, 2, 3], lambda s: team_of(s, 2)).over is False

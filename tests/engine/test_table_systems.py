@@ -205,3 +205,26 @@ def test_a_player_gone_out_of_a_knockout_round_holds_nothing(monkeypatch, capsys
     assert code == 1  # a piped line was refused
     assert "! Bob has gone out of this round" in said
     assert view["hands"][1] == 0 and view["finished"] == [1]
+
+
+def test_chips_add_up_over_the_games_of_a_night_at_the_table(monkeypatch, capsys, tmp_path):
+    """籌碼制: "多盤累計，以籌碼多少論勝負" (over many games the chips decide): `next` starts
+    a new game with fresh stakes, and the chips each player won or lost in the games kept are
+    totalled in `scores`, `--json` (`night_chips`) and the page."""
+    code, view, said = table(
+        monkeypatch,
+        capsys,
+        tmp_path,
+        "Ann,Bob,Cat",
+        CHIPS + "next\nscores\n",
+        "--mode",
+        "chips",
+        "--target",
+        "20",
+    )
+    assert code == 0, said
+    assert "game over: Cat wins" in said and "the last game is kept in t.games.jsonl" in said
+    assert "new game: Ann, Bob, Cat" in said
+    assert view["phase"] == "deal" and view["chips"] == [20, 20, 20]  # fresh stakes
+    assert view["night_chips"] == {"Ann": -5, "Bob": -20, "Cat": 25}
+    assert "chips over every game kept: Cat +25, Ann -5, Bob -20" in said

@@ -502,7 +502,8 @@
     document.body.dataset.phase = v.phase;
     document.body.dataset.role = page.role;
     const mode = T[`mode_${v.mode}`];
-    $("round").textContent = T.round(v.round, T[`phase_${v.phase}`] || v.phase, mode ? mode(v.target) : `${v.mode} ${v.target}`);
+    const span = v.night ? T.mode_night(v.mode, v.night.game_rounds[0], v.night.game_rounds[1]) : null;
+    $("round").textContent = T.round(v.round, T[`phase_${v.phase}`] || v.phase, span || (mode ? mode(v.target) : `${v.mode} ${v.target}`));
     $("deck").textContent = T.deck_rules(page.table.deck, v.rules.preset);
     $("join-open").textContent = page.role === "player" ? T.leave : T.join;
     $("join-open").hidden = Boolean(page.table.watch_only);
@@ -553,6 +554,7 @@
     renderMe(v);
     renderSeats(v);
     renderScores(v);
+    renderNight(v);
     renderBox(v, page.box);
     renderActions(v);
     keepAwake();
@@ -631,8 +633,36 @@
       el("td", { text: String(r.round) }), el("td", { text: name(r.winner) }),
       ...r.gained.map((g) => el("td", { class: "num", text: g > 0 ? `+${g}` : g ? String(g) : "" })))));
     $("csv").hidden = !v.rounds.length;
-    $("new-game").hidden = page.role !== "player" || Boolean(page.table.watch_only);
+    // At a night's table the next game is the rotation's next seating, once these rounds end.
+    $("new-game").hidden = page.role !== "player" || Boolean(page.table.watch_only) || (v.night !== null && v.phase !== "over");
+    $("new-game").textContent = v.night ? T.next_seating : T.new_game;
     $("new-game").classList.toggle("primary", v.phase === "over");
+    const chips = v.night_chips;
+    $("night-chips").hidden = !chips;
+    if (chips) {
+      const totals = Object.entries(chips).sort((a, b) => b[1] - a[1]).map(([p, n]) => `${p} ${n > 0 ? "+" : ""}${n}`);
+      $("night-chips").textContent = T.chips_over(totals.join(", "));
+    }
+  }
+
+  // A game night: this table, where every table is, and the standings over them all.
+  function renderNight(v) {
+    const n = v.night;
+    $("night-section").hidden = !n;
+    if (!n) return;
+    $("night-title").textContent = T.night_title(n.table, n.tables.length);
+    $("night-next").hidden = !n.next;
+    $("night-next").textContent = n.next ? T.night_next(n.next.rounds[0], n.next.rounds[1], n.next.players.join(", ")) : "";
+    $("night-tables").replaceChildren(...n.tables.map((t) => el("li", { text: T.night_table(t.table, t.next_round, t.players.join(" ")) })));
+    const s = n.standings;
+    const head = el("tr", {}, el("th", { text: T.standings_place }), el("th", { text: T.players }),
+      el("th", { text: T.standings_total }), el("th", { text: T.standings_rounds }));
+    $("standings").replaceChildren(head, ...s.ranking.map((r) => el("tr", {},
+      el("td", { class: "num", text: String(r.place) }), el("td", { text: r.name }),
+      el("td", { class: "num", text: String(r.total) }), el("td", { class: "num", text: String(s.played[r.name]) }))));
+    const even = new Set(Object.values(s.played)).size === 1;
+    const champions = s.champions.join(" & ");
+    $("night-champion").textContent = !champions ? "" : even ? T.night_champion(champions) : T.night_leading(champions);
   }
 
   const minutes = (ms) => T.uptime(Math.floor(ms / 3600000), Math.floor(ms / 60000) % 60);
