@@ -81,6 +81,7 @@ from engine.outcomes import (
     Skipped,
     StillDraws,
     StillOwes,
+    StillPlaying,
     Stray,
     Took,
     Traded,
@@ -548,6 +549,13 @@ _WORDS: dict[type[Any], Callable[[Narrator, Any], list[str]]] = {
     ],
     Seating: Narrator.seating,
     NewGame: Narrator.new_game,
+    StillPlaying: lambda n, o: [
+        ngettext(
+            "{players} is still playing at table {table}: wait for them before `next`",
+            "{players} are still playing at table {table}: wait for them before `next`",
+            len(o.players),
+        ).format(players=" & ".join(o.players), table=o.table)
+    ],
     GameKept: _said(N_("the last game is kept in {file}"), file=lambda n, o: o.file),
     NightUnsaved: _said(
         N_("the night's standings could not be written: {problem}; the next save tries again"),

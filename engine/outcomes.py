@@ -79,6 +79,7 @@ __all__ = [
     "Skipped",
     "StillDraws",
     "StillOwes",
+    "StillPlaying",
     "Stray",
     "Took",
     "Traded",
@@ -670,6 +671,15 @@ class Seating(Outcome):
     last: int
     players: tuple[str, ...]
     waiting: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StillPlaying(Outcome):
+    """`players`, seated here next, are still playing their last rounds at table `table` (from
+    1) of the night."""
+
+    players: tuple[str, ...]
+    table: int
 
 
 @dataclass(frozen=True, slots=True)

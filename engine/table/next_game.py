@@ -6,7 +6,7 @@ starts this one."""
 from __future__ import annotations
 
 from engine.errors import RuleError
-from engine.outcomes import NewGame, Outcome, Seating
+from engine.outcomes import NewGame, Outcome, Seating, StillPlaying
 from engine.table.night_table import NightTable
 from engine.table.referee import Referee
 from i18n import _
@@ -50,4 +50,10 @@ def upcoming(ref: Referee, night: NightTable | None) -> list[Outcome]:
         return []
     first = ref.span[1] + 1
     _first, last = night.book.stage_rounds(first)
-    return [Seating(night.table + 1, first, last, night.book.seating(night.table, first), True)]
+    seated = night.book.seating(night.table, first)
+    said: list[Outcome] = [Seating(night.table + 1, first, last, seated, True)]
+    busy = night.elsewhere(first)
+    for table in sorted(set(busy.values())):
+        names = tuple(n for n in seated if busy.get(n) == table)
+        said.append(StillPlaying(names, table))
+    return said

@@ -93,6 +93,22 @@ class NightTable:
         self._written = rounds
         return changed
 
+    def elsewhere(self, round_no: int) -> dict[str, int]:
+        """Players the rotation seats here from round `round_no` who are still playing the
+        rounds before it at another table, as the night has recorded them: name -> that table
+        (from 1). (With two tables the players change tables between stages: one table may
+        finish its stage before the other.)"""
+        if round_no <= 1:
+            return {}
+        schedule = self.book.schedule
+        before = schedule.stage_of(round_no - 1)
+        busy: dict[str, int] = {}
+        for name in self.book.seating(self.table, round_no):
+            table, _seat = before.table_of(schedule.names.index(name))
+            if table != self.table and self.book.next_round(table) <= round_no - 1:
+                busy[name] = table + 1
+        return busy
+
     def to_state(self) -> dict[str, Any]:
         """What the state file keeps of the night: the night file and the table (from 1)."""
         return {"file": str(self.book.path), "table": self.table + 1}
@@ -110,5 +126,6 @@ class NightTable:
             data["next"] = {
                 "rounds": list(self.book.span(round_no)),
                 "players": list(self.book.seating(self.table, round_no)),
+                "elsewhere": self.elsewhere(round_no),  # still playing at another table
             }
         return data

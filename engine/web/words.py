@@ -139,6 +139,7 @@ PAGE_WORDS: dict[str, str | Fill | Script] = {
     "night_champion": Fill(N_("champion: {names}"), "names"),
     "night_leading": Fill(N_("leading: {names} (not everyone has played as many rounds)"), "names"),
     "next_seating": N_("Next seating"),
+    "night_elsewhere": Fill(N_("{players}: still playing at table {table}"), "players", "table"),
     "standings_place": N_("place"),
     "standings_total": N_("total"),
     "standings_rounds": N_("rounds"),

@@ -82,7 +82,11 @@ def test_one_line_is_one_printable_line_with_no_long_word(text: str) -> None:
         (["schedule", "--players", "4", "--deck", "classic"], "--deck", "--sim or --night"),
         (["schedule", "--players", "4", "--mode", "lowest"], "--mode", "--sim or --night"),
         (["schedule", "--players", "4", "--bots", "random"], "--bots", "--sim"),
-        (["schedule", "--players", "4", "--option", "stacking=true"], "--option", "--sim or --night"),
+        (
+            ["schedule", "--players", "4", "--option", "stacking=true"],
+            "--option",
+            "--sim or --night",
+        ),
     ],
 )
 def test_an_option_that_would_do_nothing_is_refused(capsys, argv, option, needed) -> None:

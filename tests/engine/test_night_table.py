@@ -81,7 +81,13 @@ def test_two_tables_record_one_night_and_the_standings_total_every_player(
     assert view["mode"] == "teams" and view["team_of"] == [0, 1, 0, 1]
     assert view["phase"] == "over" and view["round"] == 4
     assert "next at table 1, rounds 5-8: seat Ann, Eve, Cat, Gus clockwise" in said
-    assert view["night"]["next"] == {"rounds": [5, 8], "players": ["Ann", "Eve", "Cat", "Gus"]}
+    # Eve and Gus sat at table 2 for rounds 1-4, which has not played them yet.
+    assert "Eve & Gus are still playing at table 2: wait for them before `next`" in said
+    assert view["night"]["next"] == {
+        "rounds": [5, 8],
+        "players": ["Ann", "Eve", "Cat", "Gus"],
+        "elsewhere": {"Eve": 2, "Gus": 2},
+    }
     recorded = standings(capsys, path)
     totals = recorded["standings"]["totals"]
     gained = [r["gained"] for r in view["rounds"]]

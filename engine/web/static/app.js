@@ -652,7 +652,8 @@
     if (!n) return;
     $("night-title").textContent = T.night_title(n.table, n.tables.length);
     $("night-next").hidden = !n.next;
-    $("night-next").textContent = n.next ? T.night_next(n.next.rounds[0], n.next.rounds[1], n.next.players.join(", ")) : "";
+    const away = n.next ? Object.entries(n.next.elsewhere).map(([p, t]) => T.night_elsewhere(p, t)) : [];
+    $("night-next").textContent = n.next ? [T.night_next(n.next.rounds[0], n.next.rounds[1], n.next.players.join(", ")), ...away].join(" · ") : "";
     $("night-tables").replaceChildren(...n.tables.map((t) => el("li", { text: T.night_table(t.table, t.next_round, t.players.join(" ")) })));
     const s = n.standings;
     const head = el("tr", {}, el("th", { text: T.standings_place }), el("th", { text: T.players }),

@@ -57,7 +57,8 @@ def test_the_page_shows_the_night_and_new_game_is_the_next_seating(tmp_path: Pat
         play_round(service)
     view = service.view()
     assert view["phase"] == "over"
-    assert view["night"]["next"] == {"rounds": [5, 8], "players": ["Ann", "Eve", "Cat", "Gus"]}
+    assert view["night"]["next"]["players"] == ["Ann", "Eve", "Cat", "Gus"]
+    assert view["night"]["next"]["elsewhere"] == {"Eve": 2, "Gus": 2}
     assert view["night"]["standings"]["played"]["Ann"] == 4
     out = service.new_game()
     assert out.ok, out.error
