@@ -28,7 +28,7 @@ from engine.game import Round, choose_dealer
 from engine.launchers import VirtualLauncher
 from engine.rules import parse_option, rules_for
 from engine.schedule import MAX_NIGHT_PLAYERS, ROUNDS_EACH, Schedule, Standings, rotation
-from engine.scoring import round_gains
+from engine.scoring import round_gains, team_of
 from engine.sim import add_option_argument, check_bots, play_round
 from i18n import _, ngettext, number
 from i18n.layout import columns
@@ -106,11 +106,12 @@ def play_night(
                         dealer=dealer,
                         seed=rng.getrandbits(63),
                         record=False,
+                        teams=pairs if mode == "teams" else 0,
                     )
                     play_round(rnd, bots_here, where=f"night round {round_no} table {t + 1}")
                     winner = rnd.winner
                     assert winner is not None
-                    gained = round_gains(mode, winner, rnd.points(), lambda s: s % pairs)
+                    gained = round_gains(mode, winner, rnd.points(), lambda s: team_of(s, pairs))
                     night.standings.record(
                         round_no, t, {schedule.names[p]: gained[s] for s, p in enumerate(at)}
                     )
