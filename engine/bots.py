@@ -10,6 +10,7 @@ A bot only ever picks one of `round.legal_actions(seat)`. Two entry points:
 shed high points, aim attacks at whoever is close to UNO, keep wilds until they are needed, name the
 colour it holds most, call UNO, catch others, challenge a Wild Draw Four when a bluff is likely.
 In teams mode it plays for its team: the round tells it the team of each seat (`Round.team`).
+`SoloBot` is the heuristic bot playing as if it had no partners: the yardstick of team play.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Protocol
 from engine.cards import Card
 from engine.effects import EFFECTS, Effect, effect_of
 from engine.game import Action, Round
+from i18n import _
 
-__all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "make_bot"]
+__all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "SoloBot", "bots_help", "make_bot"]
 
 _CALLS = frozenset({"uno", "catch"})
 
@@ -156,7 +158,7 @@ class HeuristicBot:
     hands the turn to a partner is worth what it is worth to take it from an opponent as close
     to going out (it helps the partner go out), and one that takes the turn from a partner costs
     as much; a partner is never caught for a missed UNO nor challenged. `teamwork=False` plays
-    as if every seat were an opponent (the bot before it knew teams: a yardstick in tests).
+    as if every seat were an opponent (`SoloBot`, the bot before it knew teams).
 
     Speed: a simulation asks this bot for nearly every move, so `_best_play` counts the hand once
     (cards and points per colour) and scores each play from those counts instead of building
@@ -557,14 +559,36 @@ def _victims(rnd: Round, seat: int, act: Action, effect: Effect) -> list[tuple[i
     return [(_neighbour(rnd, seat, 1), pain * len(act.cards))]
 
 
+class SoloBot(HeuristicBot):
+    """The heuristic bot playing as if every other seat were an opponent, partners too: in
+    teams mode a team of these against a team of `HeuristicBot` shows what team play is worth
+    (`sim --mode teams --bots heuristic,solo,heuristic,solo`). Outside teams mode it plays
+    exactly as `HeuristicBot`."""
+
+    name = "solo"
+
+    def __init__(self, seed: int | None = 0, *, rng: random.Random | None = None) -> None:
+        super().__init__(seed, rng=rng, teamwork=False)
+
+
 BOTS: dict[str, type[RandomBot] | type[HeuristicBot]] = {
     "heuristic": HeuristicBot,
+    "solo": SoloBot,
     "random": RandomBot,
 }
 
 
+def bots_help() -> str:
+    """The bots a player may seat, each in a few words (for --help)."""
+    return _(
+        "heuristic (plays like a decent player, for its team in --mode teams), solo (the "
+        "heuristic bot playing as if it had no partners: compare team play), random (a random "
+        "legal move)"
+    )
+
+
 def make_bot(name: str, seed: int) -> RandomBot | HeuristicBot:
-    """A bot by name (`heuristic`, `random`) with its own seeded random source."""
+    """A bot by name (`heuristic`, `solo`, `random`) with its own seeded random source."""
     try:
         cls = BOTS[name]
     except KeyError:

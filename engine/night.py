@@ -20,7 +20,7 @@ from typing import Any
 
 from common.commandline import goes_with, whole_number
 from common.jam import JamModel, JamParams
-from engine.bots import make_bot
+from engine.bots import bots_help, make_bot
 from engine.cards import PRESETS
 from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError
@@ -183,7 +183,9 @@ def register(subparsers: Any) -> None:
     sim.add_argument(
         "--bots",
         default="heuristic",
-        help=_("one bot for every player or a comma list, one per player: heuristic, random"),
+        help=_("one bot for every player or a comma list, one per player: {bots}").format(
+            bots=bots_help()
+        ),
     )
     add_option_argument(sim)
     p.set_defaults(func=run)

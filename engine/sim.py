@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from common.commandline import CtrlC, whole_number
 from common.jam import JamModel, JamParams
-from engine.bots import BOTS, Bot, make_bot
+from engine.bots import BOTS, Bot, bots_help, make_bot
 from engine.cards import PRESETS, Deck
 from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError, RuleError, UnoError
@@ -600,7 +600,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--bots",
         default="heuristic",
-        help=_("one bot for every seat or a comma list, one per seat: heuristic, random"),
+        help=_("one bot for every seat or a comma list, one per seat: {bots}").format(
+            bots=bots_help()
+        ),
     )
     add_option_argument(p)
     add_run_arguments(p)

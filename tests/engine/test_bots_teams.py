@@ -14,7 +14,7 @@ import statistics
 
 import pytest
 
-from engine.bots import HeuristicBot
+from engine.bots import HeuristicBot, SoloBot, make_bot
 from engine.cards import PRESETS, parse_card
 from engine.game import Action, Game
 from engine.launchers import VirtualLauncher
@@ -23,9 +23,9 @@ from engine.sim import play_round
 from tests.engine.test_bots import play, position
 
 
-def solo() -> HeuristicBot:
+def solo() -> SoloBot:
     """The same bot with its team knowledge off: every other seat an opponent."""
-    return HeuristicBot(teamwork=False)
+    return SoloBot()
 
 
 def test_the_round_tells_the_team_of_each_seat() -> None:
@@ -109,6 +109,22 @@ def test_reverse_hands_the_turn_to_a_partner() -> None:
     assert HeuristicBot().choose(rnd, 0) == play("RR", color="R")
 
 
+def test_solo_is_the_heuristic_bot_outside_teams_mode() -> None:
+    """`solo` differs only in what it knows of teams: in any other mode it plays the same game."""
+    assert isinstance(make_bot("solo", 3), SoloBot)
+
+    def history(bot: type[HeuristicBot]) -> list[object]:
+        game = Game(PRESETS["attack"], rules_for("attack", 4), VirtualLauncher.seeded(3), 4, seed=3)
+        bots = [bot(s) for s in range(4)]
+        while not game.over:
+            rnd = game.start_round()
+            play_round(rnd, bots)
+            game.finish_round()
+        return game.history
+
+    assert history(SoloBot) == history(HeuristicBot)
+
+
 # -- whole games ------------------------------------------------------------------------------
 
 
@@ -121,7 +137,9 @@ def duel(preset: str, players: int, teams: int, games: int) -> tuple[float, floa
     shares = []
     for g in range(games):
         knowing = g % teams
-        bots = [HeuristicBot(g * 16 + s, teamwork=s % teams == knowing) for s in range(players)]
+        bots = [
+            (HeuristicBot if s % teams == knowing else SoloBot)(g * 16 + s) for s in range(players)
+        ]
         game = Game(
             PRESETS[preset],
             rules,
