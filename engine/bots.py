@@ -262,7 +262,7 @@ class HeuristicBot:
                 if face != "TH" and (face != "WC" or rnd.rules.custom_wild_effect != "TH"):
                     self.rng.random()  # its tie-break draw, as if scored
                     return act
-            best = self._best_play(rnd, seat, plays, self._team(rnd))
+            best = self._best_play(rnd, seat, plays, rnd.team if self.teamwork else None)
             if best is not None:
                 return best
         if pending:
@@ -331,11 +331,8 @@ class HeuristicBot:
                     if target is not None:
                         effect = effect_of(card.face, wild_effect)
                         if effect.owes == "target":
-                            score += (
-                                _PAIN_OF[effect.face]
-                                * _urgency(len(hands[target]))
-                                * _side(team, seat, target)
-                            )
+                            pain = _PAIN_OF[effect.face] * _urgency(len(hands[target]))
+                            score += pain if team is None else pain * _side(team, seat, target)
                         elif effect.swaps_hands:
                             gain = n - 1 - len(hands[target])
                             if gain <= 0 or _partners(team, seat, target):
@@ -460,9 +457,13 @@ def _part(
             elif rnd.rules.two_player_rules:
                 score += _urgency(len(hands[nxt]))  # a skip with two players
         elif effect.owes != "target":  # a target is hurt per target (scored with it)
-            score += _PAIN_OF[effect.face] * _urgency(len(hands[nxt])) * _side(team, seat, nxt)
-            if team is not None and _passes_over(effect):
-                score += _skip_worth(rnd, seat, team, effect.skips or 1)
+            pain = _PAIN_OF[effect.face] * _urgency(len(hands[nxt]))
+            if team is None:
+                score += pain
+            else:
+                score += pain * _side(team, seat, nxt)
+                if _passes_over(effect):
+                    score += _skip_worth(rnd, seat, team, effect.skips or 1)
     if card.face == "WD4" and rnd.color in colors:
         # A bluff: a challenge makes us draw four.
         score -= 150.0
