@@ -154,10 +154,11 @@ class HeuristicBot:
     Teams mode (`rnd.team`; seed 001 組隊比賽: a team scores its members' cards, so a partner's
     cards count against the bot's own team): what hurts a partner counts against the play as much
     as it would count for it against an opponent (WAH hits both; WAA and TH pick an opponent:
-    never a trade with a partner, whose hand is the team's either way); a Skip or Reverse that
-    hands the turn to a partner is worth what it is worth to take it from an opponent as close
-    to going out (it helps the partner go out), and one that takes the turn from a partner costs
-    as much; a partner is never caught for a missed UNO nor challenged. `teamwork=False` plays
+    never a trade with a partner, whose hand is the team's either way); a card that passes over
+    the next player (Skip, Draw Two, Hit 2, the wild fours) or a Reverse that hands the turn to a
+    partner is worth what it is worth to take it from an opponent as close to going out (it
+    helps the partner go out), and one that takes the turn from a partner costs as much; a
+    partner is never caught for a missed UNO nor challenged. `teamwork=False` plays
     as if every seat were an opponent (`SoloBot`, the bot before it knew teams).
 
     Speed: a simulation asks this bot for nearly every move, so `_best_play` counts the hand once
