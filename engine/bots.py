@@ -22,9 +22,8 @@ from typing import Protocol
 from engine.cards import Card
 from engine.effects import EFFECTS, Effect, effect_of
 from engine.game import Action, Round
-from i18n import _
 
-__all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "SoloBot", "bots_help", "make_bot"]
+__all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "SoloBot", "make_bot"]
 
 _CALLS = frozenset({"uno", "catch"})
 
@@ -578,15 +577,6 @@ BOTS: dict[str, type[RandomBot] | type[HeuristicBot]] = {
     "solo": SoloBot,
     "random": RandomBot,
 }
-
-
-def bots_help() -> str:
-    """The bots a player may seat, each in a few words (for --help)."""
-    return _(
-        "heuristic (plays like a decent player, for its team in --mode teams), solo (the "
-        "heuristic bot playing as if it had no partners: compare team play), random (a random "
-        "legal move)"
-    )
 
 
 def make_bot(name: str, seed: int) -> RandomBot | HeuristicBot:

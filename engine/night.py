@@ -20,7 +20,7 @@ from typing import Any
 
 from common.commandline import goes_with, whole_number
 from common.jam import JamModel, JamParams
-from engine.bots import bots_help, make_bot
+from engine.bots import make_bot
 from engine.cards import PRESETS
 from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError
@@ -29,7 +29,7 @@ from engine.launchers import VirtualLauncher
 from engine.rules import parse_option, rules_for
 from engine.schedule import MAX_NIGHT_PLAYERS, ROUNDS_EACH, Schedule, Standings, rotation
 from engine.scoring import round_gains, team_of
-from engine.sim import add_option_argument, check_bots, play_round
+from engine.sim import add_option_argument, bots_help, check_bots, play_round
 from i18n import _, ngettext, number
 from i18n.layout import columns
 

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from common.commandline import CtrlC, whole_number
 from common.jam import JamModel, JamParams
-from engine.bots import BOTS, Bot, bots_help, make_bot
+from engine.bots import BOTS, Bot, make_bot
 from engine.cards import PRESETS, Deck
 from engine.cards_cli import add_deck_argument, open_deck
 from engine.errors import InputError, RuleError, UnoError
@@ -504,6 +504,15 @@ def build_settings(
         # Read at call time so a test can lower the guards.
         max_actions=MAX_ACTIONS_PER_ROUND,
         max_rounds=MAX_ROUNDS_PER_GAME,
+    )
+
+
+def bots_help() -> str:
+    """The bots a player may seat, each in a few words (for --help)."""
+    return _(
+        "heuristic (plays like a decent player, for its team in --mode teams), solo (the "
+        "heuristic bot playing as if it had no partners: compare team play), random (a random "
+        "legal move)"
     )
 
 
