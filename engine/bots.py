@@ -9,6 +9,8 @@ A bot only ever picks one of `round.legal_actions(seat)`. Two entry points:
 `RandomBot` picks uniformly at random (seeded). `HeuristicBot` plays the way a decent human does:
 shed high points, aim attacks at whoever is close to UNO, keep wilds until they are needed, name the
 colour it holds most, call UNO, catch others, challenge a Wild Draw Four when a bluff is likely.
+In teams mode it plays for its team: the round tells it the team of each seat (`Round.team`).
+`SoloBot` is the heuristic bot playing as if it had no partners: the yardstick of team play.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from engine.cards import Card
 from engine.effects import EFFECTS, Effect, effect_of
 from engine.game import Action, Round
 
-__all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "make_bot"]
+__all__ = ["BOTS", "Bot", "HeuristicBot", "RandomBot", "SoloBot", "make_bot"]
 
 _CALLS = frozenset({"uno", "catch"})
 
@@ -148,6 +150,16 @@ class HeuristicBot:
     - the colour named is the one the bot holds most (by cards, then points);
     - a Wild Draw Four is not bluffed while the bot holds the colour in play.
 
+    Teams mode (`rnd.team`; seed 001 組隊比賽: a team scores its members' cards, so a partner's
+    cards count against the bot's own team): what hurts a partner counts against the play as much
+    as it would count for it against an opponent (WAH hits both; WAA and TH pick an opponent:
+    never a trade with a partner, whose hand is the team's either way); a card that passes over
+    the next player (Skip, Draw Two, Hit 2, the wild fours) or a Reverse that hands the turn to a
+    partner is worth what it is worth to take it from an opponent as close to going out (it
+    helps the partner go out), and one that takes the turn from a partner costs as much; a
+    partner is never caught for a missed UNO nor challenged. `teamwork=False` plays
+    as if every seat were an opponent (`SoloBot`, the bot before it knew teams).
+
     Speed: a simulation asks this bot for nearly every move, so `_best_play` counts the hand once
     (cards and points per colour) and scores each play from those counts instead of building
     the hand left after it. Every score is a sum of whole and half numbers, exact in floating
@@ -158,9 +170,16 @@ class HeuristicBot:
 
     name = "heuristic"
 
-    def __init__(self, seed: int | None = 0, *, rng: random.Random | None = None) -> None:
+    def __init__(
+        self, seed: int | None = 0, *, rng: random.Random | None = None, teamwork: bool = True
+    ) -> None:
         # Only ties are broken at random; the play itself is deterministic.
         self.rng = rng if rng is not None else random.Random(seed)
+        self.teamwork = teamwork
+
+    def _team(self, rnd: Round) -> tuple[int, ...] | None:
+        """The team of each seat when the bot plays for a team, else None."""
+        return rnd.team if self.teamwork else None
 
     # -- out of turn ------------------------------------------------------------------------
 
@@ -180,7 +199,12 @@ class HeuristicBot:
             for act in acts:
                 # A catch only counts while the window is open and the target has not called
                 # UNO; anything else is a wrong accusation and costs us.
-                if act.kind == "catch" and act.target == window and _catchable(rnd, window):
+                if (
+                    act.kind == "catch"
+                    and act.target == window
+                    and _catchable(rnd, window)
+                    and not _partners(self._team(rnd), seat, window)
+                ):
                     return act
         if jump:
             for act in acts:
@@ -207,7 +231,12 @@ class HeuristicBot:
             if kind == "play":
                 plays.append(act)
             elif kind == "catch":
-                if window is not None and act.target == window and _catchable(rnd, window):
+                if (
+                    window is not None
+                    and act.target == window
+                    and _catchable(rnd, window)
+                    and not _partners(self._team(rnd), seat, window)
+                ):
                     return act
             elif kind == "uno":
                 if uno is None:
@@ -233,12 +262,16 @@ class HeuristicBot:
                 if face != "TH" and (face != "WC" or rnd.rules.custom_wild_effect != "TH"):
                     self.rng.random()  # its tie-break draw, as if scored
                     return act
-            best = self._best_play(rnd, seat, plays)
+            best = self._best_play(rnd, seat, plays, rnd.team if self.teamwork else None)
             if best is not None:
                 return best
         if pending:
             # An obligation on us that no play passes on: challenge a likely bluff, or take it.
-            if challenge is not None and _bluff_likely(rnd):
+            if (
+                challenge is not None
+                and _bluff_likely(rnd)
+                and not _partners(self._team(rnd), seat, rnd.wd4_by)
+            ):
                 return challenge
             return hit_or_draw if hit_or_draw is not None else acts[0]
         for take in takes:
@@ -246,8 +279,11 @@ class HeuristicBot:
                 return take
         return acts[0]
 
-    def _best_play(self, rnd: Round, seat: int, plays: list[Action]) -> Action | None:
-        """The best scored play (ties broken at random), or None when every play is refused."""
+    def _best_play(
+        self, rnd: Round, seat: int, plays: list[Action], team: tuple[int, ...] | None
+    ) -> Action | None:
+        """The best scored play (ties broken at random), or None when every play is refused.
+        `team`: the team of each seat when the bot plays for one (see the class)."""
         hand = rnd.hands[seat]
         n = len(hand)
         points = rnd.deck.points
@@ -281,7 +317,7 @@ class HeuristicBot:
                         if plain and card.color is None:
                             part -= 90.0
                     else:
-                        part = _part(rnd, seat, card, n, colors, points, plain)
+                        part = _part(rnd, seat, card, n, colors, points, plain, team)
                 if part == GOING_OUT:
                     score = part
                 else:
@@ -295,14 +331,15 @@ class HeuristicBot:
                     if target is not None:
                         effect = effect_of(card.face, wild_effect)
                         if effect.owes == "target":
-                            score += _PAIN_OF[effect.face] * _urgency(len(hands[target]))
+                            pain = _PAIN_OF[effect.face] * _urgency(len(hands[target]))
+                            score += pain if team is None else pain * _side(team, seat, target)
                         elif effect.swaps_hands:
                             gain = n - 1 - len(hands[target])
-                            if gain <= 0:
-                                continue  # never swap for a bigger hand
+                            if gain <= 0 or _partners(team, seat, target):
+                                continue  # never swap for a bigger hand, nor with a partner
                             score += 40.0 * gain
             else:
-                many = self._score_many(rnd, seat, act, hand, points, plain)
+                many = self._score_many(rnd, seat, act, hand, points, plain, team)
                 if many is None:
                     continue
                 score = many
@@ -319,6 +356,7 @@ class HeuristicBot:
         hand: list[Card],
         points: dict[Card, int],
         plain: bool,
+        team: tuple[int, ...] | None,
     ) -> float | None:
         """Score of a play of several cards at once (multi_play, rare): the plain way."""
         cards = act.cards
@@ -339,15 +377,16 @@ class HeuristicBot:
         named = act.color
         score += 6.0 * sum(1 for c in rest if c.color == named)
         for victim, pain in _victims(rnd, seat, act, effect):
-            score += pain * _urgency(len(rnd.hands[victim]))
+            score += pain * _urgency(len(rnd.hands[victim])) * _side(team, seat, victim)
         if effect.reverses and len(rnd.seats) > 2:
-            nxt, prev = _neighbour(rnd, seat, 1), _neighbour(rnd, seat, -1)
-            score += 8.0 * (len(rnd.hands[prev]) - len(rnd.hands[nxt])) / 2
+            score += _reverse_worth(rnd, seat, team)
+        elif team is not None and _passes_over(effect):
+            score += _skip_worth(rnd, seat, team, effect.skips * len(cards) or 1)
         if effect.swaps_hands:
             target = act.target
             assert target is not None
             gain = len(rest) - len(rnd.hands[target])
-            if gain <= 0:
+            if gain <= 0 or _partners(team, seat, target):
                 return None
             score += 40.0 * gain
         if card.face == "WD4" and any(c.color == rnd.color for c in hand):
@@ -384,9 +423,11 @@ def _part(
     colors: list[str | None],
     points: dict[Card, int],
     plain: bool,
+    team: tuple[int, ...] | None = None,
 ) -> float:
     """The score of playing `card` alone from a hand of `n` cards (`colors`: their colours),
-    without the colour-held term and what depends on the target (WAA, TH)."""
+    without the colour-held term and what depends on the target (WAA, TH); `team`: the team of
+    each seat when the bot plays for one."""
     color = card.color
     face = card.face
     if face == "DA" and not rnd.rules.discard_all_choice:
@@ -407,20 +448,72 @@ def _part(
         seats = rnd.seats
         nxt = _neighbour(rnd, seat, 1)
         if effect.owes == "others":
-            score += effect.take * sum(_urgency(len(hands[s])) for s in seats if s != seat)
+            score += effect.take * sum(
+                _urgency(len(hands[s])) * _side(team, seat, s) for s in seats if s != seat
+            )
         elif effect.reverses:
             if len(seats) > 2:
-                # Reversing helps when the next player is closer to UNO than the previous one.
-                prev = _neighbour(rnd, seat, -1)
-                score += 8.0 * (len(hands[prev]) - len(hands[nxt])) / 2
+                score += _reverse_worth(rnd, seat, team)
             elif rnd.rules.two_player_rules:
                 score += _urgency(len(hands[nxt]))  # a skip with two players
         elif effect.owes != "target":  # a target is hurt per target (scored with it)
-            score += _PAIN_OF[effect.face] * _urgency(len(hands[nxt]))
+            pain = _PAIN_OF[effect.face] * _urgency(len(hands[nxt]))
+            if team is None:
+                score += pain
+            else:
+                score += pain * _side(team, seat, nxt)
+                if _passes_over(effect):
+                    score += _skip_worth(rnd, seat, team, effect.skips or 1)
     if card.face == "WD4" and rnd.color in colors:
         # A bluff: a challenge makes us draw four.
         score -= 150.0
     return score
+
+
+def _partners(team: tuple[int, ...] | None, seat: int, other: int | None) -> bool:
+    """Whether `other` is `seat`'s partner (never outside teams mode)."""
+    return team is not None and other is not None and other != seat and team[other] == team[seat]
+
+
+def _side(team: tuple[int, ...] | None, seat: int, other: int) -> float:
+    """What hurting `other` is worth to `seat` per unit: 1 for an opponent, -1 for a partner
+    (teams mode: the partner's cards count against `seat`'s own team)."""
+    return -1.0 if team is not None and team[other] == team[seat] else 1.0
+
+
+def _partner_turn(rnd: Round, seat: int, team: tuple[int, ...], to: int) -> float:
+    """What handing the turn to `to` is worth to `seat` in teams mode: to a partner, as much as
+    making an opponent as close to going out lose a turn (the partner may go out); 0 otherwise."""
+    return _urgency(len(rnd.hands[to])) if _partners(team, seat, to) else 0.0
+
+
+def _passes_over(effect: Effect) -> bool:
+    """Whether `effect` makes the next player lose the turn: a skip, or what the next player
+    owes (they serve it instead of playing)."""
+    return bool(effect.skips) or effect.owes == "next"
+
+
+def _skip_worth(rnd: Round, seat: int, team: tuple[int, ...], skips: int) -> float:
+    """Teams mode: what passing over `skips` players is worth for who gets the turn instead of
+    the next player (in four seats, two teams, a Skip or a Draw Two hands it to the partner)."""
+    seats = rnd.seats
+    i = seats.index(seat)
+    step = rnd.direction
+    nxt = seats[(i + step) % len(seats)]
+    to = seats[(i + step * (skips + 1)) % len(seats)]
+    return _partner_turn(rnd, seat, team, to) - _partner_turn(rnd, seat, team, nxt)
+
+
+def _reverse_worth(rnd: Round, seat: int, team: tuple[int, ...] | None) -> float:
+    """What reversing the direction is worth (more than two seats): it hands the turn to the
+    previous player instead of the next. Between opponents it helps when the next one is closer
+    to UNO than the previous one; in teams mode handing the turn to a partner (or taking it from
+    one) counts as for a Skip, and a partner's hand is not one to keep from UNO."""
+    hands = rnd.hands
+    nxt, prev = _neighbour(rnd, seat, 1), _neighbour(rnd, seat, -1)
+    if team is None or not (_partners(team, seat, nxt) or _partners(team, seat, prev)):
+        return 8.0 * (len(hands[prev]) - len(hands[nxt])) / 2
+    return _partner_turn(rnd, seat, team, prev) - _partner_turn(rnd, seat, team, nxt)
 
 
 def _catchable(rnd: Round, target: int | None) -> bool:
@@ -467,14 +560,27 @@ def _victims(rnd: Round, seat: int, act: Action, effect: Effect) -> list[tuple[i
     return [(_neighbour(rnd, seat, 1), pain * len(act.cards))]
 
 
+class SoloBot(HeuristicBot):
+    """The heuristic bot playing as if every other seat were an opponent, partners too: in
+    teams mode a team of these against a team of `HeuristicBot` shows what team play is worth
+    (`sim --mode teams --bots heuristic,solo,heuristic,solo`). Outside teams mode it plays
+    exactly as `HeuristicBot`."""
+
+    name = "solo"
+
+    def __init__(self, seed: int | None = 0, *, rng: random.Random | None = None) -> None:
+        super().__init__(seed, rng=rng, teamwork=False)
+
+
 BOTS: dict[str, type[RandomBot] | type[HeuristicBot]] = {
     "heuristic": HeuristicBot,
+    "solo": SoloBot,
     "random": RandomBot,
 }
 
 
 def make_bot(name: str, seed: int) -> RandomBot | HeuristicBot:
-    """A bot by name (`heuristic`, `random`) with its own seeded random source."""
+    """A bot by name (`heuristic`, `solo`, `random`) with its own seeded random source."""
     try:
         cls = BOTS[name]
     except KeyError:

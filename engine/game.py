@@ -273,8 +273,9 @@ class Round:
     for: the first pending obligation's seat, else the turn; None once the round is over; others
     may still act out of turn: uno, catch, jump-in), `outcomes` (what each move did, as
     engine/outcomes.py records, when the round records them: ``record=True``), `dealer`,
-    `out` (seats not in this round, e.g. eliminated), and counters `presses`, `cards_fired`,
-    `turns`. All of it is read-only outside this class: `apply` is the way to change it.
+    `out` (seats not in this round, e.g. eliminated), `team` (teams mode: the team of each seat,
+    else None), and counters `presses`, `cards_fired`, `turns`. All of it is read-only outside
+    this class: `apply` is the way to change it.
     """
 
     # Slots: a round has more attributes than CPython shares in a key-sharing instance dict
@@ -328,6 +329,7 @@ class Round:
         "players",
         "presses",
         "rules",
+        "team",
         "turn",
         "turns",
         "uno_called",
@@ -350,6 +352,7 @@ class Round:
         record: bool = True,
         rng: random.Random | None = None,
         knockout: bool = False,
+        teams: int = 0,
     ) -> None:
         """Shuffle `deck` with `seed`, deal `rules.hand_size` cards to every seat in play starting
         left of `dealer`, load the rest into the launcher pile and turn up the first card.
@@ -358,9 +361,10 @@ class Round:
         simulation can draw all its rounds from one seeded generator, as RLCard's game does,
         instead of seeding a Mersenne Twister for every round. `knockout` (the knockout mode,
         seed 001 淘汰制): a player who goes out leaves the round and the others play on until
-        one is left holding cards, the `loser`.
+        one is left holding cards, the `loser`. `teams` (teams mode): how many teams share the
+        table, seat s on team `team_of(s, teams)`; 0 when every player plays for themself.
         """
-        self._setup(deck, rules, launcher, players, dealer, seed, out, record, rng, knockout)
+        self._setup(deck, rules, launcher, players, dealer, seed, out, record, rng, knockout, teams)
         cards = deck.cards()
         _shuffle(cards, self._rng)
         need = rules.hand_size * len(self._order) + 1
@@ -400,16 +404,19 @@ class Round:
         out: Iterable[int] = (),
         record: bool = True,
         knockout: bool = False,
+        teams: int = 0,
     ) -> Self:
         """A round from a given position (scenarios, tests, a physical table).
 
         With `turn` None, `top` is the first card turned up: the first-card rules of the preset
         apply and the player left of `dealer` starts; `color` is the colour the first player
         names for a wild turned up. Otherwise play resumes at `turn` with `top` on the pile and
-        `color` (default: the top card's colour) in play.
+        `color` (default: the top card's colour) in play. `teams` as for a dealt round.
         """
         self = cls.__new__(cls)
-        self._setup(deck, rules, launcher, len(hands), dealer, seed, out, record, None, knockout)
+        self._setup(
+            deck, rules, launcher, len(hands), dealer, seed, out, record, None, knockout, teams
+        )
         if direction not in (1, -1):
             raise InputError(f"direction = {direction}: 1 (left) or -1 (right)")
         if color is not None and color not in _ALL_COLORS:
@@ -452,6 +459,7 @@ class Round:
         record: bool,
         rng: random.Random | None = None,
         knockout: bool = False,
+        teams: int = 0,
     ) -> None:
         low, high = player_range(rules.preset)
         if not low <= players <= high:
@@ -466,6 +474,9 @@ class Round:
         if dealer not in self._pos:
             raise InputError(f"dealer = {dealer}: a seat in play")
         self.dealer = dealer
+        # The team of each seat (teams mode), for the players to tell partners from opponents;
+        # the rules of a round do not read it.
+        self.team = tuple(team_of(s, teams) for s in range(players)) if teams else None
         self._rng = rng if rng is not None else random.Random(seed)
         self._eff = _effects(rules.custom_wild_effect)
         self.hands: list[list[Card]] = [[] for _ in range(players)]
@@ -1931,6 +1942,7 @@ class Game:
             out=self.out,
             record=self.record,
             knockout=self.mode == "knockout",
+            teams=self.teams if self.mode == "teams" else 0,
         )
         return self.round
 

@@ -39,8 +39,8 @@ from engine.schedule import (
     check_night_mode,
     rotation,
 )
-from engine.scoring import round_gains
-from engine.sim import add_option_argument, check_bots, play_round
+from engine.scoring import round_gains, team_of
+from engine.sim import add_option_argument, bots_help, check_bots, play_round
 from i18n import _, ngettext, number
 from i18n.layout import columns
 
@@ -117,6 +117,7 @@ def play_night(
                         dealer=dealer,
                         seed=rng.getrandbits(63),
                         record=watch is not None,
+                        teams=pairs if mode == "teams" else 0,
                     )
                     play_round(
                         rnd,
@@ -126,7 +127,7 @@ def play_night(
                     )
                     winner = rnd.winner
                     assert winner is not None
-                    gained = round_gains(mode, winner, rnd.points(), lambda s: s % pairs)
+                    gained = round_gains(mode, winner, rnd.points(), lambda s: team_of(s, pairs))
                     night.standings.record(
                         round_no, t, {schedule.names[p]: gained[s] for s, p in enumerate(at)}
                     )
@@ -198,7 +199,9 @@ def register(subparsers: Any) -> None:
     sim.add_argument(
         "--bots",
         default="heuristic",
-        help=_("one bot for every player or a comma list, one per player: heuristic, random"),
+        help=_("one bot for every player or a comma list, one per player: {bots}").format(
+            bots=bots_help()
+        ),
     )
     add_option_argument(sim)
     tables = p.add_argument_group(_("playing the night at real tables"))

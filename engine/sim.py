@@ -507,6 +507,15 @@ def build_settings(
     )
 
 
+def bots_help() -> str:
+    """The bots a player may seat, each in a few words (for --help)."""
+    return _(
+        "heuristic (plays like a decent player, for its team in --mode teams), solo (the "
+        "heuristic bot playing as if it had no partners: compare team play), random (a random "
+        "legal move)"
+    )
+
+
 def check_bots(bots: Sequence[str], players: int, flag: str = "--bots") -> tuple[str, ...]:
     """One bot for every player, or one per player (`flag` names the list in a message)."""
     names = [n.strip().lower() for n in bots]
@@ -600,7 +609,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--bots",
         default="heuristic",
-        help=_("one bot for every seat or a comma list, one per seat: heuristic, random"),
+        help=_("one bot for every seat or a comma list, one per seat: {bots}").format(
+            bots=bots_help()
+        ),
     )
     add_option_argument(p)
     add_run_arguments(p)

@@ -43,6 +43,7 @@ from common.boxconfig import HostConfig, default_path, read_for_host
 from common.commandline import CtrlC, check_outputs, decimal_number, figure_bytes, whole_number
 from common.errors import ConfigError
 from common.jam import JamParams, from_mapping
+from engine.bots import BOTS
 from engine.cards import PRESETS
 from engine.duration import PRESS_SECONDS, TURN_SECONDS, BoxTimes, game_seconds
 from engine.errors import BoxConfigError, InputError, UnoError
@@ -630,7 +631,7 @@ def _plain(value: object) -> object:
 
 
 MAX_SEATS = 10
-BOT_NAMES = ("heuristic", "random")
+BOT_NAMES = tuple(BOTS)
 CSV_COLUMNS: tuple[str, ...] = (
     "index",
     "label",

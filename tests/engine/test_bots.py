@@ -28,6 +28,8 @@ def position(
     turn: int = 0,
     color: str | None = None,
     pile: str = "R1 R2 R3 R4 R5 R6 R7 R8",
+    teams: int = 0,
+    out: tuple[int, ...] = (),
     **options: object,
 ) -> Round:
     deck = PRESETS[preset]
@@ -40,6 +42,8 @@ def position(
         pile=cards(pile),
         color=color,
         turn=turn,
+        teams=teams,
+        out=out,
     )
 
 
