@@ -29,7 +29,16 @@ from functools import partial
 from itertools import repeat, starmap
 from typing import Any, Protocol, Self
 
-from engine.cards import ALL_CARDS, COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
+from engine.cards import (
+    ALL_CARDS,
+    COLORED_FACES,
+    COLORS,
+    WILD_FACES,
+    Card,
+    Deck,
+    card_rank,
+    format_cards,
+)
 from engine.effects import EFFECTS, Effect, effect_of, first_card
 from engine.errors import InputError, NoMatch, RuleError
 from engine.outcomes import (
@@ -106,7 +115,7 @@ class Action:
         if self.kind == "play":
             cards = self.cards
             if len(cards) > 1:
-                cards = tuple(sorted(cards))
+                cards = tuple(sorted(cards, key=card_rank))
                 object.__setattr__(self, "cards", cards)
             if self.color is None and cards:
                 first = cards[0].color
@@ -1681,7 +1690,7 @@ class Round:
         for counter in groups.values():
             if sum(counter.values()) < 2:
                 continue
-            kinds = sorted(counter)
+            kinds = sorted(counter, key=card_rank)
             for combo in _sub_multisets(kinds, [counter[k] for k in kinds]):
                 if len(combo) < 2:
                     continue
@@ -1707,9 +1716,18 @@ class Round:
                 continue
             others = Counter(c for c in hand if c.color == card.color)
             others[card] -= 1
-            kinds = sorted(k for k in others if others[k] > 0)
+            kinds = sorted((k for k in others if others[k] > 0), key=card_rank)
+            color = card.color
+            # A coloured DA and cards of its colour: one play each, in that colour, with no
+            # target (what _add_play makes of it), built here because a hand with many cards
+            # of one colour has hundreds of such choices, listed on every move.
+            plain = color is not None and not eff[card].aims
             for combo in _sub_multisets(kinds, [others[k] for k in kinds]):
-                if combo:
+                if not combo:
+                    continue
+                if plain:
+                    acts.append(Action("play", seat, (card, *combo), color))
+                else:
                     self._add_play(acts, seat, (card, *combo), [])
 
     def _add_play(

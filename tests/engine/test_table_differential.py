@@ -158,14 +158,16 @@ class Pair:
         except RuleError as exc:
             raise self.disagree(f"the referee refused {act}: {exc}") from None
         if self.started:
-            self.check(str(act))
+            self.check(act)
 
     # -- checks ------------------------------------------------------------------------------
     def disagree(self, what: str) -> Disagree:
         recent = "; ".join(map(str, self.log[-8:]))
         return Disagree(f"{self.where}: {what} (last moves: {recent})")
 
-    def check(self, after: str) -> None:
+    def check(self, after: object) -> None:
+        """Compare both sides after `after` (a move, or words; written out only on a
+        disagreement)."""
         ref = self.ref
         blind = ref.round
         if blind is None:
