@@ -1683,12 +1683,22 @@ class Round:
             self._discard_all_plays(acts, seat, hand, seen, ok)
         if not rules.multi_play:
             return
-        groups: dict[str, Counter[Card]] = {}
+        # How many of each card, by face (plain dicts: this runs on every move of a game
+        # with multi_play).
+        groups: dict[str, dict[Card, int]] = {}
+        sizes: dict[str, int] = {}
         for card in hand:
             if eff[card].multi:
-                groups.setdefault(card.face, Counter())[card] += 1
-        for counter in groups.values():
-            if sum(counter.values()) < 2:
+                face = card.face
+                counter = groups.get(face)
+                if counter is None:
+                    groups[face] = {card: 1}
+                    sizes[face] = 1
+                else:
+                    counter[card] = counter.get(card, 0) + 1
+                    sizes[face] += 1
+        for face, counter in groups.items():
+            if sizes[face] < 2:
                 continue
             kinds = sorted(counter, key=card_rank)
             for combo in _sub_multisets(kinds, [counter[k] for k in kinds]):

@@ -1,4 +1,4 @@
-"""Listing the plays of a hand: how cards are sorted, new against old, in this one process.
+"""Listing the plays of a hand, new against old, in this one process.
 
 `Round.legal_actions` lists every play a player may make. With `discard_all_choice` a Discard
 All may take any choice of the other cards of its colour with it, and with `multi_play` any
@@ -9,8 +9,10 @@ such plays, each an `Action` whose cards are kept sorted. The simulator lists th
 - new: the cards sort by `card_rank` (a dict lookup in C per card, engine/cards.py), and a
   coloured Discard All's plays are built directly;
 - old: the way it was before, restored for the "old" runs only: `Card.__lt__` builds the two
-  cards' (colour, face) keys in Python on every comparison, `Action` sorts with it, and every
-  Discard All play goes through `Round._add_play`.
+  cards' (colour, face) keys in Python on every comparison, `Action` sorts with it, every
+  Discard All play goes through `Round._add_play`, and `RandomBot.react` lists the legal
+  actions of the player on turn even when no call or jump-in can be among them. (Counting a
+  hand's multi-play groups in plain dicts instead of Counters is in both.)
 
 Both play the same seeded games, a chunk of that test (its rounds of every preset, player count,
 rule option and scoring mode, each move checked against the table referee), and must make the
@@ -35,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from engine import cards as cards_module
+from engine.bots import _CALLS, RandomBot
 from engine.cards import Card
 from engine.game import Action, Round, _sub_multisets
 from tests.engine.test_table_differential import run_games
@@ -74,17 +77,29 @@ def _old_discard_all_plays(
                 self._add_play(acts, seat, (card, *combo), [])
 
 
+def _old_react(self: RandomBot, rnd: Round, seat: int) -> Action | None:
+    window = rnd.window is not None
+    acts = [
+        a
+        for a in rnd.legal_actions(seat)
+        if (a.kind in _CALLS and window) or (a.kind == "play" and seat != rnd.actor)
+    ]
+    i = self._below(len(acts) + 1)
+    return acts[i] if i < len(acts) else None
+
+
 @contextmanager
 def old_style() -> Iterator[None]:
-    """The sorting and Discard All listing as they were, for the duration."""
-    saved = (Card.__lt__, Action.__post_init__, Round._discard_all_plays)
+    """The sorting, the Discard All listing and the random bot's reaction as they were."""
+    saved = (Card.__lt__, Action.__post_init__, Round._discard_all_plays, RandomBot.react)
     Card.__lt__ = _old_lt  # type: ignore[method-assign]
     Action.__post_init__ = _old_post_init  # type: ignore[method-assign]
     Round._discard_all_plays = _old_discard_all_plays  # type: ignore[method-assign]
+    RandomBot.react = _old_react  # type: ignore[method-assign]
     try:
         yield
     finally:
-        Card.__lt__, Action.__post_init__, Round._discard_all_plays = saved  # type: ignore[method-assign]
+        Card.__lt__, Action.__post_init__, Round._discard_all_plays, RandomBot.react = saved  # type: ignore[method-assign]
 
 
 def play(chunk: int, rounds: int) -> tuple[float, int]:
