@@ -323,7 +323,7 @@ def run_games(seed: int, rounds: int) -> Tally:
     return tally
 
 
-# About 2.5 s of CPU a chunk; the timeout only guards a hang on a machine that is very busy.
+# About 1.2 s of CPU a chunk; the timeout only guards a hang on a machine that is very busy.
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("chunk", range(CHUNKS))
