@@ -83,11 +83,18 @@ class RandomBot:
         """Uniform over doing nothing and the out-of-turn actions the moment allows: UNO calls
         and catches while someone has just gone down to one card, jump-ins."""
         window = rnd.window is not None
-        acts = [
-            a
-            for a in rnd.legal_actions(seat)
-            if (a.kind in _CALLS and window) or (a.kind == "play" and seat != rnd.actor)
-        ]
+        jump = seat != rnd.actor
+        # Neither a call nor a jump-in possible: no need to list the legal actions (the
+        # player on turn may have hundreds of plays), the same draw below.
+        acts = (
+            [
+                a
+                for a in rnd.legal_actions(seat)
+                if (a.kind in _CALLS and window) or (a.kind == "play" and jump)
+            ]
+            if window or jump
+            else []
+        )
         i = self._below(len(acts) + 1)
         return acts[i] if i < len(acts) else None
 

@@ -29,7 +29,16 @@ from functools import partial
 from itertools import repeat, starmap
 from typing import Any, Protocol, Self
 
-from engine.cards import ALL_CARDS, COLORED_FACES, COLORS, WILD_FACES, Card, Deck, format_cards
+from engine.cards import (
+    ALL_CARDS,
+    COLORED_FACES,
+    COLORS,
+    WILD_FACES,
+    Card,
+    Deck,
+    card_rank,
+    format_cards,
+)
 from engine.effects import EFFECTS, Effect, effect_of, first_card
 from engine.errors import InputError, NoMatch, RuleError
 from engine.outcomes import (
@@ -106,7 +115,7 @@ class Action:
         if self.kind == "play":
             cards = self.cards
             if len(cards) > 1:
-                cards = tuple(sorted(cards))
+                cards = tuple(sorted(cards, key=card_rank))
                 object.__setattr__(self, "cards", cards)
             if self.color is None and cards:
                 first = cards[0].color
@@ -1685,14 +1694,24 @@ class Round:
             self._discard_all_plays(acts, seat, hand, seen, ok)
         if not rules.multi_play:
             return
-        groups: dict[str, Counter[Card]] = {}
+        # How many of each card, by face (plain dicts: this runs on every move of a game
+        # with multi_play).
+        groups: dict[str, dict[Card, int]] = {}
+        sizes: dict[str, int] = {}
         for card in hand:
             if eff[card].multi:
-                groups.setdefault(card.face, Counter())[card] += 1
-        for counter in groups.values():
-            if sum(counter.values()) < 2:
+                face = card.face
+                counter = groups.get(face)
+                if counter is None:
+                    groups[face] = {card: 1}
+                    sizes[face] = 1
+                else:
+                    counter[card] = counter.get(card, 0) + 1
+                    sizes[face] += 1
+        for face, counter in groups.items():
+            if sizes[face] < 2:
                 continue
-            kinds = sorted(counter)
+            kinds = sorted(counter, key=card_rank)
             for combo in _sub_multisets(kinds, [counter[k] for k in kinds]):
                 if len(combo) < 2:
                     continue
@@ -1718,9 +1737,18 @@ class Round:
                 continue
             others = Counter(c for c in hand if c.color == card.color)
             others[card] -= 1
-            kinds = sorted(k for k in others if others[k] > 0)
+            kinds = sorted((k for k in others if others[k] > 0), key=card_rank)
+            color = card.color
+            # A coloured DA and cards of its colour: one play each, in that colour, with no
+            # target (what _add_play makes of it), built here because a hand with many cards
+            # of one colour has hundreds of such choices, listed on every move.
+            plain = color is not None and not eff[card].aims
             for combo in _sub_multisets(kinds, [others[k] for k in kinds]):
-                if combo:
+                if not combo:
+                    continue
+                if plain:
+                    acts.append(Action("play", seat, (card, *combo), color))
+                else:
                     self._add_play(acts, seat, (card, *combo), [])
 
     def _add_play(

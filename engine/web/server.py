@@ -142,6 +142,7 @@ class WebServer:
         allow_hosts: Iterable[str] = (),
         gate: Gate | None = None,
         header_timeout: float = HEADER_TIMEOUT_S,
+        keep_alive: int = KEEP_ALIVE_S,
         nodelay: bool = True,
     ) -> None:
         check_join_code(code)
@@ -149,7 +150,10 @@ class WebServer:
         self.hub = Hub()
         self.auth = Auth(code)
         self.gate = gate or Gate()  # how many connections, from whom (engine/web/connections.py)
+        # The connection timeouts (engine/web/connections.py); tests set them short to see
+        # them close connections without waiting out the product's seconds.
         self.header_timeout = header_timeout
+        self.keep_alive = keep_alive
         self.sock = _bind(host, port, nodelay=nodelay)
         self.port = int(self.sock.getsockname()[1])
         self.host = host
@@ -234,7 +238,7 @@ class WebServer:
             access_log=False,
             http=http,  # h11, with the header timeout and the gate's limits
             ws=ws,  # websockets-sansio, with the gate's limits
-            timeout_keep_alive=KEEP_ALIVE_S,
+            timeout_keep_alive=self.keep_alive,
             backlog=BACKLOG,
             ws_max_size=WS_MAX_SIZE,
             ws_per_message_deflate=False,  # small frames: compression costs more than it saves

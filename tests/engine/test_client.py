@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine.fakebox import FakeBox
+from wire import client as client_module
 from wire import protocol
 from wire.client import BoxClient, BoxError
 
@@ -255,7 +256,12 @@ def test_intact_but_invalid_reply_fails_the_command_at_once(box: FakeBox) -> Non
         assert client.stats.bad_frames >= 1
 
 
-def test_gap_naks_cannot_fill_is_recovered_by_a_new_hello(box: FakeBox) -> None:
+def test_gap_naks_cannot_fill_is_recovered_by_a_new_hello(
+    box: FakeBox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gap's hello comes after RESYNC_S of unanswered naks (2 s): sooner here, still after
+    # the first nak and its repeat time (NAK_REPEAT_S), so the test waits on it, not on 2 s.
+    monkeypatch.setattr(client_module, "RESYNC_S", client_module.NAK_REPEAT_S)
     box.lost_until_hello = {2}
     with BoxClient(str(box.link), timeout=PATIENT) as client:
         client.press()

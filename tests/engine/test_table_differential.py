@@ -158,14 +158,16 @@ class Pair:
         except RuleError as exc:
             raise self.disagree(f"the referee refused {act}: {exc}") from None
         if self.started:
-            self.check(str(act))
+            self.check(act)
 
     # -- checks ------------------------------------------------------------------------------
     def disagree(self, what: str) -> Disagree:
         recent = "; ".join(map(str, self.log[-8:]))
         return Disagree(f"{self.where}: {what} (last moves: {recent})")
 
-    def check(self, after: str) -> None:
+    def check(self, after: object) -> None:
+        """Compare both sides after `after` (a move, or words; written out only on a
+        disagreement)."""
         ref = self.ref
         blind = ref.round
         if blind is None:
@@ -321,7 +323,7 @@ def run_games(seed: int, rounds: int) -> Tally:
     return tally
 
 
-# About 2.5 s of CPU a chunk; the timeout only guards a hang on a machine that is very busy.
+# About 1.2 s of CPU a chunk; the timeout only guards a hang on a machine that is very busy.
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("chunk", range(CHUNKS))

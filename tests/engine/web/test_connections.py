@@ -1,6 +1,7 @@
 """Connections to a real `unoattack serve` (a child process, with the open-file limit systemd
-gives it): one client's flood of idle connections does not lock a new phone out, requests that
-never finish their headers are closed, and a page's WebSocket stays open all evening."""
+gives it): one client's flood of idle connections does not lock a new phone out; and to its web
+server in this process with short timeouts: requests that never finish their headers are
+closed, and a page's WebSocket stays open."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from urllib.parse import urlsplit
 import pytest
 from websockets.sync.client import connect
 
-from engine.web.connections import EMFILE_QUIET_S, HEADER_TIMEOUT_S
-from tests.engine.web.conftest import Served
+from engine.web.connections import EMFILE_QUIET_S
+from tests.engine.web.conftest import Live, Served
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 ARGS = ["serve", "--port", "none", "--players", "Ann,Bob,Cat"]
@@ -27,6 +28,9 @@ NOFILE = (
 FLOOD = 300  # idle connections from one client
 WAIT_S = 60.0  # for the server to answer or close (an event ends the wait, never the clock)
 PHONE = "127.0.0.2"  # another machine on the LAN (every 127.x address is this one's loopback)
+HEADER_S = 1.0  # the header timeout of the never-finishing test's server (the product's: 10 s)
+KEEP_ALIVE_S = 1  # and its keep-alive (the product's: 5 s)
+TRICKLE_S = 0.2  # a slowloris's byte every so often
 
 
 def address(served: Served) -> tuple[str, int]:
@@ -64,14 +68,17 @@ def phone(where: tuple[str, int]) -> socket.socket:
 def closed_by_server(sock: socket.socket, timeout: float) -> bool:
     """True when the server closes `sock` within `timeout` (reading what it sent first)."""
     deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        if select.select([sock], [], [], left)[0]:
-            try:
-                if not sock.recv(65536):
-                    return True
-            except ConnectionResetError:
+    while True:  # at least one look, also with no time to wait
+        left = max(0.0, deadline - time.monotonic())
+        if not select.select([sock], [], [], left)[0]:
+            if left == 0:
+                return False
+            continue
+        try:
+            if not sock.recv(65536):
                 return True
-    return False
+        except ConnectionResetError:
+            return True
 
 
 @pytest.mark.parametrize("nofile", [NOFILE, 64])
@@ -102,16 +109,16 @@ def test_a_flood_of_idle_connections_does_not_lock_out_a_new_phone(
     assert all(line.startswith("unoattack") for line in lines), lines
 
 
-def test_requests_that_never_finish_are_closed_and_pages_stay(
-    serve: Callable[..., Served],
-) -> None:
-    served = serve(*ARGS)
-    where = address(served)
-    origin = f"http://{where[0]}:{where[1]}"
-    with connect(f"ws://{where[0]}:{where[1]}/ws", origin=origin) as page:
+def test_requests_that_never_finish_are_closed_and_pages_stay(live: Callable[..., Live]) -> None:
+    """`unoattack serve`'s web server in this process with its timeouts short (HEADER_S,
+    KEEP_ALIVE_S; the product's are engine/web/connections.py's, seconds): the test waits for
+    the server to close the connections, not for a clock."""
+    served = live(header_timeout=HEADER_S, keep_alive=KEEP_ALIVE_S)
+    where = ("127.0.0.1", served.port)
+    with connect(served.ws_url, **served.origin) as page:
         assert json.loads(page.recv(timeout=WAIT_S))["type"] == "hello"
         opened = time.monotonic()
-        slow = []  # slowloris: a header byte every second, never the blank line
+        slow = []  # slowloris: a header byte every TRICKLE_S, never the blank line
         for _i in range(20):
             sock = phone(where)
             sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
@@ -130,12 +137,15 @@ def test_requests_that_never_finish_are_closed_and_pages_stay(
                     continue
                 if closed_by_server(sock, 0):
                     slow.remove(sock)
-            time.sleep(1)
+            # The next byte after TRICKLE_S (bytes after the first do not buy a request time),
+            # or sooner when the server closes one of them.
+            select.select(slow, [], [], TRICKLE_S)
         assert not slow, f"{len(slow)} slowloris requests still open after {WAIT_S} s"
         for sock in [*silent, kept]:
             assert closed_by_server(sock, WAIT_S)
-        # The page has been open longer than a request may take for its headers: still there.
-        assert time.monotonic() - opened >= HEADER_TIMEOUT_S
+        # The page has been open longer than a request may take for its headers and than a
+        # kept-alive connection may idle: still there.
+        assert time.monotonic() - opened >= max(HEADER_S, KEEP_ALIVE_S)
         page.send('{"type": "ping", "id": 1}')
         while (message := json.loads(page.recv(timeout=WAIT_S)))["type"] == "update":
             pass

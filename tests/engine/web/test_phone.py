@@ -211,9 +211,9 @@ def state(served: Served) -> dict[str, Any]:
 
 
 def test_answers_in_view_and_the_box_dashboard(
+    box_port: tuple[Any, Path],  # first: the box outlives the server, whose goodbye locks it
     serve: Callable[..., Served],
     browser: Any,
-    box_port: tuple[Any, Path],
     screenshots: Path,
 ) -> None:
     box, link = box_port
