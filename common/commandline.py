@@ -365,11 +365,14 @@ _READER_GONE = signal.SIGUSR2
 
 
 @contextlib.contextmanager
-def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Event]:
-    """While inside, a closed pipe on `stream` (stdout: `watch | head -1`) interrupts the main
-    thread like Ctrl-C (KeyboardInterrupt), and the yielded event is set. A quiet box gives
-    watch nothing to write, so without this it would wait for ever for the write that finds the
-    reader gone.
+def stop_when_reader_goes(
+    stream: TextIO | None = None, *, halt: threading.Event | None = None
+) -> Iterator[threading.Event]:
+    """While inside, a closed pipe on `stream` (stdout: `watch | head -1`) sets the yielded
+    event and stops the main thread: by setting `halt` when given (the caller's waits look at
+    it: wire.client.BoxClient's `halt`), else by interrupting it like Ctrl-C
+    (KeyboardInterrupt). A quiet box gives watch nothing to write, so without this it would
+    wait for ever for the write that finds the reader gone.
     Does nothing unless `stream` is a pipe."""
     gone = threading.Event()
     stream = stream if stream is not None else sys.stdout
@@ -394,7 +397,7 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
 
     # A signal of our own, not SIGINT: a job started in the background of a script has SIGINT
     # ignored (and Python leaves it so), and the reader leaving must still end the watch.
-    previous = signal.signal(_READER_GONE, interrupted)
+    previous = signal.signal(_READER_GONE, interrupted) if halt is None else None
 
     def wait_for_reader_to_go() -> None:
         poller = select.poll()
@@ -402,6 +405,9 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
         while not done.is_set():
             if poller.poll(200) and armed.wait():
                 gone.set()
+                if halt is not None:
+                    halt.set()
+                    return
                 # Again until the main thread has left the block: a signal that lands just
                 # before the main thread blocks in a wait is only acted on when the wait ends
                 # (a minute, or never); the next one interrupts the wait itself.
@@ -419,7 +425,7 @@ def stop_when_reader_goes(stream: TextIO | None = None) -> Iterator[threading.Ev
         armed.set()
         done.set()
         thread.join(timeout=1.0)
-        if not thread.is_alive():  # else a late signal must still find our handler
+        if not thread.is_alive() and halt is None:  # else a late signal must find our handler
             signal.signal(_READER_GONE, previous)
         if gone.is_set():
             silence(stream)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from typing import Any, TextIO
 
 from common.commandline import (
@@ -57,10 +58,16 @@ def run_watch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise InputError(f"--count {args.count}: 0 (for ever) or more")
     out = out or sys.stdout
     # However many Ctrl-C come: the first stops the watch, none cuts the port's closing short.
-    with CtrlC(until_exit=True) as ctrl_c:
+    # The stop signal and the pipe's reader leaving set `halt`, and the client's waits stop at
+    # a safe point (wire/client.py BoxClient's `halt`): never a KeyboardInterrupt raised in
+    # the middle of a lock.
+    halt = threading.Event()
+    with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(lambda count: halt.set()):
         try:
-            with stop_when_reader_goes(out) as reader_gone, ctrl_c.stopping():
-                _watch(args, out)
+            with stop_when_reader_goes(out, halt=halt) as reader_gone:
+                if ctrl_c.count:
+                    raise KeyboardInterrupt  # stopped before it started
+                _watch(args, out, halt)
         except KeyboardInterrupt:
             if not reader_gone.is_set():
                 return EXIT_INTERRUPTED  # Ctrl-C: exit 130, as every command
@@ -71,16 +78,17 @@ def run_watch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 0
 
 
-def _watch(args: argparse.Namespace, out: TextIO) -> int:
-    """Connect and print events until `--count` (or an interruption); returns how many."""
+def _watch(args: argparse.Namespace, out: TextIO, halt: threading.Event) -> int:
+    """Connect and print events until `--count` (or `halt`: KeyboardInterrupt); returns how
+    many."""
     from wire.client import BoxClient
 
     seen = 0
-    client = BoxClient(args.port, timeout=args.timeout)
+    client = BoxClient(args.port, timeout=args.timeout, halt=halt)
     if args.replay:
         # Learn the box's stream, then come back claiming to have seen nothing of it: the
         # box replays its journal from the start.
-        with BoxClient(args.port, timeout=args.timeout) as probe:
+        with BoxClient(args.port, timeout=args.timeout, halt=halt) as probe:
             stream = probe.box.get("stream")
         client.position.stream, client.position.seq = stream, 0
     with client:

@@ -28,7 +28,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 # Command resend schedule: first resend after this, doubling up to the cap (the box answers a
 # command within milliseconds; a missing reply means a lost frame or a box restarting).
+HALT_CHECK_S = 0.1  # how often a wait looks at the command's `halt` (Ctrl-C): at once, to a person
 RETRY_FIRST_S = 0.25
 RETRY_MAX_S = 2.0
 # Port reopen back-off after a disconnect.
@@ -205,6 +206,14 @@ class BoxClient:
     Thread-safe for one consumer: any thread may send commands while one thread reads
     `events()`; the reader thread is internal. Use as a context manager or call `connect()` and
     `close()`.
+
+    `halt`, when given, stops a command's waits the way Ctrl-C should: once it is set, every
+    wait of the client (connecting, a reply, an event, a fire result) raises KeyboardInterrupt
+    within HALT_CHECK_S, from a place where no lock is half taken. A command sets it from its
+    stop signal's listener (`common.commandline.CtrlC.listen`) instead of letting the signal
+    raise KeyboardInterrupt wherever the main thread is: raised inside `threading`'s own wait
+    code, that can leave a lock released that a `with` block then releases again ("cannot
+    release un-acquired lock", exit 1 instead of 130).
     """
 
     def __init__(
@@ -213,6 +222,7 @@ class BoxClient:
         *,
         state_path: str | os.PathLike[str] | None = None,
         timeout: float = 5.0,
+        halt: threading.Event | None = None,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be above 0 seconds, got {timeout}")
@@ -222,6 +232,7 @@ class BoxClient:
         except ports.PortError as exc:
             raise BoxError(exc.code, str(exc)) from None
         self.timeout = timeout
+        self.halt = halt
         self.stats = ClientStats()
         self.position = Position(state_path)
         self.box: dict[str, Any] = {}  # the last hello reply: stream, boot, name, ...
@@ -278,7 +289,7 @@ class BoxClient:
                 target=self._run, name=f"box-reader {self.port}", daemon=True
             )
             self._thread.start()
-        if not self._online.wait(self.timeout):
+        if not self._wait(self._online.wait, self.timeout):
             self.close()
             self.raise_if_gone()
             raise BoxError(
@@ -287,6 +298,22 @@ class BoxClient:
                     port=self.port, seconds=f"{self.timeout:g}"
                 ),
             )
+
+    def _wait(self, wait: Callable[[float | None], bool], timeout: float | None) -> bool:
+        """`wait(timeout)` (an Event's or the condition's, its lock held for the latter), in
+        slices of HALT_CHECK_S when there is a `halt` to look at: KeyboardInterrupt once it
+        is set. What `wait` returns (False: the time ran out)."""
+        if self.halt is None:
+            return wait(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.halt.is_set():
+                raise KeyboardInterrupt
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            if wait(HALT_CHECK_S if left is None else min(left, HALT_CHECK_S)):
+                return True
 
     def close(self) -> None:
         """Stop the reader, close the port and the state file; idempotent."""
@@ -366,13 +393,13 @@ class BoxClient:
                 if not self._online.is_set():
                     # port down or hello not answered yet: resend once it is back (the wait is
                     # short so a port gone for good is noticed soon)
-                    self._online.wait(min(remaining, RETRY_FIRST_S))
+                    self._wait(self._online.wait, min(remaining, RETRY_FIRST_S))
                     continue
                 if self._write(line):
                     if sends:
                         self.stats.retries += 1
                     sends += 1
-                if pending.done.wait(min(wait, remaining)):
+                if self._wait(pending.done.wait, min(wait, remaining)):
                     break
                 wait = min(wait * 2, RETRY_MAX_S)
         finally:
@@ -464,7 +491,7 @@ class BoxClient:
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
                         return
-                    self._cond.wait(left)
+                    self._wait(self._cond.wait, left)
             yield entry[0]
 
     def wait_fire(self, press_id: int, timeout: float) -> dict[str, Any]:
@@ -487,7 +514,7 @@ class BoxClient:
                             press=press_id, seconds=f"{timeout:g}"
                         ),
                     )
-                self._cond.wait(left)
+                self._wait(self._cond.wait, left)
             entry = self._fires.pop(press_id)
             entry[1] = True
             return entry[0]

@@ -254,53 +254,55 @@ def run(session: TableSession, lines: TextIO | Console) -> int:
     deferred: deque[tuple[str, Any]] = deque()
     waiting: float | None = None  # since when a keyboard press waits for its fire event
     # However many Ctrl-C come: the first stops the loop, none cuts the save and the button's
-    # lock short (`goodbye`), and the exit is 130. Taken from the first prompt on.
+    # lock short (`goodbye`), and the exit is 130. Taken from the first prompt on, between two
+    # steps: the loop looks at the count at least every SIGNAL_CHECK_S, and a move is never cut
+    # in half (nor a wait of `threading`'s, which a KeyboardInterrupt can leave with its lock
+    # released: "cannot release un-acquired lock").
     with CtrlC(until_exit=True) as ctrl_c:
         next_prompt()
         try:
-            with ctrl_c.stopping():
-                while session.running:
-                    if deferred and waiting is None:
-                        kind, item = deferred.popleft()
-                    else:
-                        try:
-                            kind, item = items.get(
-                                timeout=0.5 if waiting is not None else SIGNAL_CHECK_S
-                            )
-                        except queue.Empty:
-                            if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
-                                session.tell(PressUnreported())
-                                waiting = None
-                                next_prompt()
-                            continue
-                    if waiting is not None and kind in ("line", "eof"):
-                        deferred.append((kind, item))  # piped lines wait for the press's result
-                        continue
-                    if kind == "eof":
-                        break
-                    if kind == "line":
-                        if session.handle_line(item):
-                            if session.running:
-                                next_prompt()
-                        else:
-                            waiting = time.monotonic()
-                    elif kind == "event":
-                        shown = session.handle_event(item)
-                        if waiting is not None and item.get("kind") == "fire":
+            while session.running and not ctrl_c.count:
+                if deferred and waiting is None:
+                    kind, item = deferred.popleft()
+                else:
+                    try:
+                        kind, item = items.get(
+                            timeout=0.5 if waiting is not None else SIGNAL_CHECK_S
+                        )
+                    except queue.Empty:
+                        if waiting is not None and time.monotonic() - waiting > FIRE_WAIT_S:
+                            session.tell(PressUnreported())
                             waiting = None
                             next_prompt()
-                        elif shown and not console.tty:
+                        continue
+                if waiting is not None and kind in ("line", "eof"):
+                    deferred.append((kind, item))  # piped lines wait for the press's result
+                    continue
+                if kind == "eof":
+                    break
+                if kind == "line":
+                    if session.handle_line(item):
+                        if session.running:
                             next_prompt()
                     else:
-                        session.tell(ConnectionLost(str(item)))
-                        code = 1
-                        break
-        except KeyboardInterrupt:
-            code = 130
+                        waiting = time.monotonic()
+                elif kind == "event":
+                    shown = session.handle_event(item)
+                    if waiting is not None and item.get("kind") == "fire":
+                        waiting = None
+                        next_prompt()
+                    elif shown and not console.tty:
+                        next_prompt()
+                else:
+                    session.tell(ConnectionLost(str(item)))
+                    code = 1
+                    break
         finally:
             stop.set()
             ready.set()
             console.stop_reading()  # what is said from here on is printed at once
+        if ctrl_c.count and code != 1:
+            code = 130
         if code != 1:
             session.goodbye()
         console.close()

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import io
 import json
+import linecache
 import os
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,3 +136,77 @@ def test_a_scenario_and_a_deck_saved_with_a_bom_load(
     expected = capsys.readouterr().out
     assert main(["scenario", str(scenario)]) == plain
     assert capsys.readouterr().out == expected
+
+
+def _stop_signal_at(where: str, *, after: threading.Event) -> Callable[..., Any]:
+    """A trace function that, once `after` is set, delivers SIGINT's handler (CtrlC's) at the
+    line `where` of `threading`'s Condition.wait: the one line where a KeyboardInterrupt leaves
+    the condition's lock released under a `with` block that releases it again."""
+    import threading as threading_module
+
+    done: list[bool] = []
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        if code.co_name != "wait" or code.co_filename != threading_module.__file__:
+            return trace
+        if event == "line" and not done and after.is_set():
+            line = linecache.getline(code.co_filename, frame.f_lineno).strip()
+            if line == where:
+                done.append(True)
+                handler = signal.getsignal(signal.SIGINT)
+                assert callable(handler)
+                handler(signal.SIGINT, frame)  # as if Ctrl-C came right here
+        return trace
+
+    trace.done = done  # type: ignore[attr-defined]
+    return trace
+
+
+@pytest.mark.parametrize("which", list(WATCHERS))
+@pytest.mark.parametrize("where", ["gotit = False", "waiter.acquire()"])
+def test_a_stop_signal_at_the_most_fragile_line_of_a_wait_still_ends_a_watch_with_130(
+    box: BoxProcess, where: str, which: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cause of a watch that once ended with "cannot release un-acquired lock" (exit 1)
+    under load: a KeyboardInterrupt raised by the signal handler inside `threading`'s own wait,
+    just after it released the lock. Now a stop signal only sets the client's `halt`, and its
+    waits stop at a safe point: the signal is delivered here at exactly that line."""
+    import argparse
+
+    from engine.watch import run_watch
+
+    printed = threading.Event()
+
+    class Out(io.StringIO):
+        def write(self, text: str) -> int:
+            if " refill " in text:
+                printed.set()
+            return super().write(text)
+
+    args = argparse.Namespace(port=box.port, json=False, count=0, replay=False, timeout=5.0)
+    feeder_stop = threading.Event()
+
+    def loads() -> None:  # events for the watch, until it has printed one
+        while not feeder_stop.wait(0.2) and not printed.is_set():
+            box.console("load 20")
+
+    feeder = threading.Thread(target=loads, daemon=True)
+    feeder.start()
+    trace = _stop_signal_at(where, after=printed)
+    if which == "launcher send watch":
+        from firmware.cli import main as launcher
+
+        monkeypatch.setattr("sys.stdout", Out())
+        watch = lambda: launcher(["send", str(box.port), "watch"])  # noqa: E731
+    else:
+        watch = lambda: run_watch(args, Out())  # noqa: E731
+    sys.settrace(trace)
+    try:
+        code = watch()
+    finally:
+        sys.settrace(None)
+        feeder_stop.set()
+        feeder.join()
+    assert trace.done == [True]  # type: ignore[attr-defined]  # the signal came where meant
+    assert code == 130
