@@ -87,7 +87,12 @@ class Loop:
         self._on_error = on_error
         self._on_crash = on_crash
         self._name = name
-        self._queue: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        # Not queue.SimpleQueue: its get(timeout) recomputes the time left after taking its
+        # lock and, when the deadline passed in between (a thread preempted on a busy or
+        # emulated CPU, a signal handler), waits with that negative time, i.e. until the next
+        # put: every timer, max-on deadlines among them, late until an edge or a command comes.
+        # queue.Queue waits on a Condition and ends at its deadline whatever held it up.
+        self._queue: queue.Queue[Event] = queue.Queue()
         # (deadline_ns, order, name, token, kind, data); order keeps equal deadlines FIFO.
         self._timers: list[tuple[int, int, str, int, str, dict[str, Any]]] = []
         self._tokens: dict[str, int] = {}

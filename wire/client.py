@@ -12,7 +12,8 @@ that bargain lives here:
 - commands get an id and are resent with the same id until a reply arrives (the box answers a
   repeated id with its stored reply and never runs it twice);
 - a vanished port is reopened with back-off for ever, followed by a fresh `hello` (except a
-  pty's own path, `/dev/pts/N`: it never comes back for the same box, `ports.is_pty`).
+  pty's own path, `/dev/pts/N`: it never comes back for the same box, `ports.is_pty`; and a
+  symlink to a pty only once it leads to that pty again or was made anew, `ports.PtyLink`).
 
 The wire format itself is `wire.protocol`; nothing here touches GPIO.
 """
@@ -258,6 +259,8 @@ class BoxClient:
         self._gap_since = 0.0
         self._closed = False
         self._pty = False  # the port is a pty slave: never reopened once it vanishes
+        self._pty_link: ports.PtyLink | None = None  # the port is a symlink to a pty: as opened
+        self._stale_told = False  # the stale link was logged (once per outage)
         self._gone: Text | None = None  # why the box can no longer be reached, once it cannot
 
     # ----------------------------------------------------------------------------------------
@@ -275,7 +278,7 @@ class BoxClient:
             raise BoxError("CLOSED", _("this client was closed; make a new one"))
         if self._thread is None:
             try:
-                ser = _open_port(self.port)
+                ser = self._open()
             except ValueError as exc:  # pyserial: bad URL settings (the scheme was checked)
                 raise BoxError(
                     "BAD_PORT",
@@ -531,14 +534,24 @@ class BoxClient:
                 self._lose_for_good()
                 return
             if ser is None:
+                if self._pty_link is not None and self._pty_link.stale(self.port):
+                    # The box is gone and its link still names its pty's number, which may be
+                    # another pty's by now: wait for a box to make the link anew.
+                    if not self._stale_told:
+                        log.info("%s names a pty that is gone; waiting for it anew", self.port)
+                        self._stale_told = True
+                    self._stop.wait(reopen_wait)
+                    reopen_wait = min(reopen_wait * 2, REOPEN_MAX_S)
+                    continue
                 try:
-                    ser = _open_port(self.port)
+                    ser = self._open()
                 except Exception as exc:  # SerialException, OSError, termios.error (pty gone)
                     log.debug("reopen %s failed: %s", self.port, ports.reason(exc))
                     self._stop.wait(reopen_wait)
                     reopen_wait = min(reopen_wait * 2, REOPEN_MAX_S)
                     continue
                 reopen_wait = REOPEN_FIRST_S
+                self._stale_told = False
                 decoder = protocol.FrameDecoder(check=False)  # old half lines are noise
                 self.stats.reconnects += 1
                 log.info("reopened %s", self.port)
@@ -556,6 +569,16 @@ class BoxClient:
             except Exception:
                 # a bug here must not silence the link for good: the box resends what we miss
                 log.exception("host link: handling frames from %s failed", self.port)
+
+    def _open(self) -> serial.Serial:
+        """Open the port, noting what it led to when it is a symlink to a pty."""
+        link = ports.link_of(self.port)  # before the open: a link replaced meanwhile is new
+        ser = _open_port(self.port)
+        try:
+            self._pty_link = ports.PtyLink.opened(link, ser.fileno()) if link else None
+        except OSError:
+            self._pty_link = None
+        return ser
 
     def _lose_for_good(self) -> None:
         """The box's pty is gone: its path will soon name some other pty (docs/protocol.md), so

@@ -19,6 +19,7 @@ import os
 import stat
 import urllib.parse
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from common.errors import UsageError
@@ -28,8 +29,10 @@ __all__ = [
     "BOX_WORDS",
     "FORMS",
     "PortError",
+    "PtyLink",
     "check_port",
     "is_pty",
+    "link_of",
     "open_failure",
     "reason",
     "serial_ports",
@@ -225,6 +228,59 @@ def is_pty(port: str) -> bool:
     if not stat.S_ISCHR(mode.st_mode):
         return False
     return _tty_driver(os.major(mode.st_rdev), os.minor(mode.st_rdev)) == "pty:slave"
+
+
+@dataclass(frozen=True)
+class PtyLink:
+    """A symlink to a pty's slave, as a client found it when it opened the pty through it: the
+    link itself (device, inode, change time, target) and the pty's node (device, inode, change time;
+    a pty made anew under the same number has a new node)."""
+
+    link: tuple[int, int, int, str]
+    pty: tuple[int, int, int]
+
+    @classmethod
+    def opened(cls, link: tuple[int, int, int, str] | None, fd: int) -> PtyLink | None:
+        """What to check before reopening: `link` is `link_of(port)` taken before the open,
+        `fd` the descriptor opened. None unless that was a symlink and `fd` a pty's slave."""
+        if link is None:
+            return None
+        node = _pty_node(os.fstat(fd))
+        return cls(link, node) if node is not None else None
+
+    def stale(self, port: str) -> bool:
+        """True when `port` is still this very link but no longer leads to this pty: the box
+        that made both is gone without replacing the link (killed, or a test that dropped its
+        box), and the pty's number may already belong to another pty (another box, a terminal)
+        that a reopen would share, each taking some of the other's bytes. A link made anew (a
+        restarted box), one that is gone, or the same pty still there: False."""
+        if link_of(port) != self.link:
+            return False
+        try:
+            node = _pty_node(os.stat(port))
+        except (OSError, ValueError):
+            return False  # leads nowhere: an open fails by itself
+        return node != self.pty
+
+
+def link_of(port: str) -> tuple[int, int, int, str] | None:
+    """The identity of the symlink `port` (device, inode, change time, target); None when it is
+    not one. A link made anew (written and renamed) has a new one, even with the same target."""
+    try:
+        st = os.lstat(port)
+        if not stat.S_ISLNK(st.st_mode):
+            return None
+        return (st.st_dev, st.st_ino, st.st_ctime_ns, os.readlink(port))
+    except (OSError, ValueError):
+        return None
+
+
+def _pty_node(st: os.stat_result) -> tuple[int, int, int] | None:
+    if not stat.S_ISCHR(st.st_mode):
+        return None
+    if _tty_driver(os.major(st.st_rdev), os.minor(st.st_rdev)) != "pty:slave":
+        return None
+    return (st.st_rdev, st.st_ino, st.st_ctime_ns)
 
 
 def reason(exc: BaseException) -> str:

@@ -3,12 +3,16 @@ and over pyserial's loop:// URL."""
 
 from __future__ import annotations
 
+import logging
+import os
+import select
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from tests.engine.fakebox import FakeBox
+from tests.wait import wait_until
 from wire import client as client_module
 from wire import protocol
 from wire.client import BoxClient, BoxError
@@ -319,3 +323,49 @@ def test_open_errors_are_one_clean_line(box: FakeBox, tmp_path: Path) -> None:
     assert info.value.code == "UNREACHABLE"
     assert "in use by another program" in info.value.message
     assert str(info.value).count(str(box.link)) == 1 and "Errno" not in str(info.value)
+
+
+def _point(link: Path, target: Path | str) -> None:
+    """Make `link` name `target` anew (written and renamed, as a box makes its link)."""
+    fresh = link.with_name(link.name + ".new")
+    fresh.symlink_to(target)
+    fresh.replace(link)
+
+
+def test_a_link_left_by_a_dead_box_is_not_followed_to_the_pty_that_took_its_number(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A box killed without a word leaves its link naming its pty's number, which the next pty
+    # made on the machine may get: a host reopening the link would share that stranger's line
+    # (seen under emulation: another test's referee, its box gone, reached the crash-point
+    # test's box, took replies and half frames, and locked it). The kernel picks pty numbers, so
+    # `number` stands in for the name /dev/pts/N: the test points it at the stranger's pty, as
+    # the kernel's reuse of the number does, before the box's own pty goes.
+    number, link = tmp_path / "pts-7", tmp_path / "ttyBOX"
+    stranger, stranger_slave = os.openpty()
+
+    def stranger_heard() -> bool:
+        return bool(select.select([stranger], [], [], 0)[0])
+
+    try:
+        with FakeBox(number) as first:
+            _point(link, number)  # the box's link, naming its pty's number
+            with BoxClient(str(link), timeout=PATIENT) as client:
+                assert client.status()["state"] == "idle"
+                _point(number, os.ttyname(stranger_slave))  # the number is another pty's now
+                with caplog.at_level(logging.INFO, logger="wire.client"):
+                    first.close()  # killed: its pty goes, its link stays
+                    # the client's first reopen: on the stranger's line (a hello), or it waits
+                    wait_until(
+                        lambda: stranger_heard() or "names a pty that is gone" in caplog.text,
+                        what="the client to reopen the link or to wait",
+                    )
+                assert not stranger_heard(), "the client reached the pty that took the number"
+                with FakeBox(tmp_path / "pts-8"):
+                    _point(link, tmp_path / "pts-8")  # the box again: it makes its link anew
+                    assert client.status()["state"] == "idle"
+                assert client.stats.reconnects == 1
+        assert not stranger_heard()
+    finally:
+        os.close(stranger)
+        os.close(stranger_slave)

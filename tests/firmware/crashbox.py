@@ -14,11 +14,13 @@ crash comes at a write, whatever the speed of the machine.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import logging
 import os
 import sys
 import threading
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +91,29 @@ class CrashingPlant(Plant):
         return hopper
 
 
+_live: list[Any] = []  # the child's daemon and plant, for the report of a session that failed
+
+
+def box_report(daemon: Any, plant: Any) -> str:
+    """A box as it stands, for a wait that ran out (read without the loop: it may be what is
+    stuck): its state, timers, burst, driver, sensor and plant, and its newest events."""
+    burst = daemon.inflight.burst
+    driver = daemon.driver
+    lines = [
+        f"state {daemon.state}; loop timers {daemon.loop.timers()} (now {daemon.clock()}); "
+        f"{daemon.loop._queue.qsize()} loop events queued",
+        f"burst {burst}",
+        f"driver {vars(driver)}",
+        f"last edge {daemon.inflight.last_edge}; sensor edges {daemon.devices.sensor.edges}, "
+        f"beam {daemon.devices.sensor.is_active}",
+        f"plant hopper {plant.hopper}, ejected {plant.ejected_total}, pending "
+        f"{plant._pending_pulses}, beam until {plant._beam_until}, next due {plant.next_due()}, "
+        f"outputs {plant._values}",
+        *(json.dumps(e) for e in daemon.events[-12:]),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def run_box(config: str, journal: str, plant_state: str, n: int, mode: str, count: str) -> None:
     """The child: one scripted session, dying at write `n` (see the module docstring)."""
     from firmware import config as config_mod
@@ -102,6 +127,7 @@ def run_box(config: str, journal: str, plant_state: str, n: int, mode: str, coun
     box = CrashingJournal(journal)
     writes = Writes(n, mode)
     daemon = Daemon(cfg, factory=factory, journal=box, plant=plant)
+    _live[:] = [daemon, plant]
     box.writes = plant.writes = writes  # from the first write of the boot on
     daemon.start()
 
@@ -110,7 +136,7 @@ def run_box(config: str, journal: str, plant_state: str, n: int, mode: str, coun
         got: dict[str, dict] = {}
         daemon.submit(op, args, lambda r: (got.update(r=r), done.set()), cmd_id=cmd_id)
         if not done.wait(30):
-            os._exit(3)
+            raise TimeoutError(f"no reply to {cmd_id} ({op}) within 30 s (state {daemon.state})")
         return got["r"]
 
     def fires() -> int:
@@ -137,6 +163,16 @@ def serve() -> None:
         if pid == 0:
             try:
                 run_box(*args)
+            except BaseException:
+                # the test names why (next to the count file), with every thread's stack
+                with open(Path(args[-1]).with_name("error.txt"), "w") as out:
+                    traceback.print_exc(file=out)
+                    try:
+                        out.write(box_report(*_live) if _live else "(no box yet)\n")
+                    except Exception:
+                        traceback.print_exc(file=out)
+                    out.flush()
+                    faulthandler.dump_traceback(out, all_threads=True)
             finally:
                 os._exit(4)  # run_box never returns; an exception in it lands here
         _, status = os.waitpid(pid, 0)

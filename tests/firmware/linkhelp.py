@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import itertools
 import queue
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,28 @@ from wire import protocol as p
 # runs keep busy can take seconds; a healthy frame comes in milliseconds, and a test that
 # expects none waits for a later frame instead (settle), never for this to run out.
 WAIT = 30.0
+
+
+def stall_report(link: Link) -> str:
+    """What a link that left a command unanswered holds, and where every thread of this process
+    is: the evidence a wait that ran out should carry (a stall seen once in many runs cannot be
+    rerun under a debugger)."""
+    with link._lock:
+        held = {
+            "out": [cmd_id for cmd_id, _ in link._out],
+            "pending": sorted(link._pending),
+            "host_has": link._host_has,
+            "next": link._next,
+            "epoch": link._epoch,
+            "port_broken": link._port_broken,
+            "counters": dict(link._counters),
+        }
+    names = {t.ident: t.name for t in threading.enumerate()}
+    stacks = [
+        f"--- thread {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame))
+        for ident, frame in sys._current_frames().items()
+    ]
+    return f"link {held}\n" + "\n".join(stacks)
 
 
 class FakeDaemon:

@@ -32,7 +32,7 @@ from firmware.plant import Plant, read_state
 from tests.conftest import ROOT
 from tests.firmware import crashbox
 from tests.firmware.conftest import SOLENOID, write_config
-from tests.firmware.linkhelp import Host
+from tests.firmware.linkhelp import Host, stall_report
 
 PARTS = 4  # the crash points are shared out over this many tests (both xdist workers get some)
 HOPPER = 60
@@ -77,6 +77,8 @@ def crash_session(server: subprocess.Popen[str], work: Path, n: int, mode: str) 
     server.stdin.flush()
     line = server.stdout.readline()  # the session has waits of its own (30 s each)
     assert line, "the crash fork server died"
+    error = work / "error.txt"  # what crashbox wrote when the session failed
+    assert not error.exists(), f"the session crashing at write {n} failed:\n{error.read_text()}"
     return int(line)
 
 
@@ -105,7 +107,11 @@ def recover_and_check(work: Path) -> None:
         host = Host(link.port_path)
         replies = {}
         for cmd_id, op, args in crashbox.SCRIPT:
-            replies[cmd_id] = host.command(op, cmd_id=cmd_id, **args)
+            try:
+                replies[cmd_id] = host.command(op, cmd_id=cmd_id, **args)
+            except AssertionError as exc:  # with what the box and the link hold
+                report = crashbox.box_report(daemon, plant) + stall_report(link)
+                raise AssertionError(f"{exc}\n{report}") from None
             assert replies[cmd_id]["ok"], replies[cmd_id]
 
         def events() -> list[dict]:
@@ -117,8 +123,11 @@ def recover_and_check(work: Path) -> None:
 
         done = threading.Event()
         daemon.subscribe(lambda e: done.set() if settled() else None)
-        if not settled():
-            assert done.wait(30), "the retried commands never got their fire results"
+        if not settled() and not done.wait(30):
+            raise AssertionError(
+                "the retried commands never got their fire results\n"
+                + crashbox.box_report(daemon, plant)
+            )
         assert plant.wait_quiet(10)
         daemon.call(lambda: None)  # every card the plant moved has reached the loop
         all_events = events()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 import threading
+import time
 
 import pytest
 
 from firmware.loop import Event, FakeClock, Loop
+from tests.wait import WAIT, wait_until
 
 
 def make(clock=None, **kwargs):
@@ -178,3 +182,59 @@ def test_timers_rearmed_or_cancelled_do_not_pile_up_in_the_heap():
     assert sorted(loop.timers()) == ["t0", "t1", "t2"]
     clock.advance(600)
     assert loop.run_pending() == 3
+
+
+def _blocked_in_run(ident: int) -> bool:
+    """Thread `ident` is inside `Loop.run`'s wait and stays there: the same instruction across
+    a few looks, with this thread sleeping (and so not holding the GIL) between them."""
+    seen = set()
+    for _ in range(3):
+        frame = sys._current_frames().get(ident)
+        names, f = [], frame
+        while f is not None:
+            names.append(f.f_code.co_name)
+            f = f.f_back
+        if frame is None or "run" not in names:
+            return False
+        seen.add((frame.f_code, frame.f_lasti))
+        time.sleep(0.005)
+    return len(seen) == 1
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
+def test_a_wait_held_up_past_its_timer_still_ends_and_fires_the_timer():
+    # The loop waits for events until its next timer. If that wait is held up past the deadline
+    # inside the queue (a thread preempted on a busy or emulated CPU; here, at a chosen point, a
+    # signal handler that returns only once the deadline has passed), it must still end.
+    # CPython's SimpleQueue.get then waited for the next post instead: the box missed every
+    # timer, max-on deadlines among them, until an edge or a command came (seen under qemu: a
+    # burst in spinup for 30 s, its flywheel_ready and max-on timers long due).
+    fired, rescued = threading.Event(), threading.Event()
+    loop = Loop(lambda event: fired.set() if event.kind == "due" else None)
+    deadline = loop.clock() + 50_000_000
+    loop.set_deadline("t", deadline, "due")
+    held = threading.Event()
+
+    def held_up(signum: int, frame: object) -> None:
+        while time.monotonic_ns() < deadline + 2_000_000:  # the deadline is past, by far
+            time.sleep(0.001)
+        held.set()
+
+    def hold_the_wait() -> None:
+        wait_until(lambda: _blocked_in_run(main), what="the loop to wait")
+        signal.pthread_kill(main, signal.SIGUSR1)
+        if held.wait(WAIT) and not fired.wait(WAIT):
+            rescued.set()  # the old queue waited for a post: end the test (it fails below)
+        loop.stop(timeout=0)
+
+    main = threading.get_ident()
+    previous = signal.signal(signal.SIGUSR1, held_up)
+    helper = threading.Thread(target=hold_the_wait)
+    try:
+        helper.start()
+        loop.run()  # on this thread: the signal's handler runs inside the queue's wait
+    finally:
+        helper.join()
+        signal.signal(signal.SIGUSR1, previous)
+    assert held.is_set(), "the wait was never held up"
+    assert not rescued.is_set(), "the timer did not fire until an event came"
