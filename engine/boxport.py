@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -114,16 +115,21 @@ def check_box_arguments(args: argparse.Namespace) -> str:
 
 
 def connect_box(
-    port: str, resume: dict[str, Any] | None = None, *, timeout: float = 5.0
+    port: str,
+    resume: dict[str, Any] | None = None,
+    *,
+    timeout: float = 5.0,
+    halt: threading.Event | None = None,
 ) -> BoxClient:
     """A connected `BoxClient` on `port`. For a saved game, `resume` is the last box event it
     applied (``{"stream", "seq"}``): the box replays every event after it, so a press made
     while the host was down still counts, and none counts twice. A name that cannot be a
-    serial port is a usage error."""
+    serial port is a usage error. `halt`: the command's stop (the client's waits stop at a
+    safe point once it is set: wire/client.py)."""
     from wire.client import BoxClient, BoxError
 
     try:
-        client = BoxClient(port, timeout=timeout)
+        client = BoxClient(port, timeout=timeout, halt=halt)
     except BoxError as exc:  # BAD_PORT: a name that can never be a port, the user's mistake
         raise InputError(str(exc)) from None
     resume = resume or {}
@@ -137,18 +143,23 @@ def connect_box(
         if exc.code == "BAD_PORT":  # not a port name pyserial knows: the user's mistake
             raise InputError(str(exc)) from None
         raise
+    except KeyboardInterrupt:  # stopped (`halt`) while connecting
+        client.close()
+        raise
     return client
 
 
 @contextlib.contextmanager
-def mock_box(config_text: str) -> Iterator[tuple[MockBox, BoxClient]]:
+def mock_box(
+    config_text: str, *, halt: threading.Event | None = None
+) -> Iterator[tuple[MockBox, BoxClient]]:
     """The mock box (`engine.mockbox.MockBox`) started with `config_text` and a `BoxClient`
-    connected to it; both are stopped on the way out, whatever happens (the box's exit code
-    stays in `box.proc`)."""
+    connected to it (`halt`: as for `connect_box`); both are stopped on the way out, whatever
+    happens (the box's exit code stays in `box.proc`)."""
     box = MockBox(config_text)
     client: BoxClient | None = None
     try:
-        client = connect_box(box.start(), timeout=MOCK_TIMEOUT_S)
+        client = connect_box(box.start(), timeout=MOCK_TIMEOUT_S, halt=halt)
         yield box, client
     finally:
         if client is not None:
@@ -167,10 +178,15 @@ class OpenBox:
 
 
 @contextlib.contextmanager
-def open_box(args: argparse.Namespace, resume: dict[str, Any] | None = None) -> Iterator[OpenBox]:
+def open_box(
+    args: argparse.Namespace,
+    resume: dict[str, Any] | None = None,
+    *,
+    halt: threading.Event | None = None,
+) -> Iterator[OpenBox]:
     """The box `--port` names (`check_box_arguments` first), for a game whose last box event
     applied is `resume` (None: a new game); closed, and a mock box stopped, on the way out. A
-    new mock box has nothing to replay."""
+    new mock box has nothing to replay. `halt`: as for `connect_box`."""
     port = check_box_arguments(args)
     if port == "none":
         yield OpenBox(None, None)
@@ -178,10 +194,10 @@ def open_box(args: argparse.Namespace, resume: dict[str, Any] | None = None) -> 
     if port == "mock":
         players = len(args.players.split(","))
         config = mock_config(speed=args.speed, players=players, seed=args.seed)
-        with mock_box(config) as (box, client):
+        with mock_box(config, halt=halt) as (box, client):
             yield OpenBox(client, client.port, box)
         return
-    client = connect_box(port, resume)
+    client = connect_box(port, resume, halt=halt)
     try:
         yield OpenBox(client, port)
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from typing import Any, TextIO
 
 from common.commandline import CtrlC, decimal, say_error, whole_number
@@ -81,12 +82,16 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     (`unoattack demo | head -1`) raises BrokenPipeError after the box is stopped: the command
     line ends quietly with 0 on it, as every command does."""
     screen = Screen(out, list(NAMES[: args.players]))
-    # However many Ctrl-C come: the first stops the game, none cuts the box's stop short.
-    with CtrlC(until_exit=True) as ctrl_c:
+    # However many Ctrl-C come: the first stops the game, none cuts the box's stop short. The
+    # stop signal sets `halt` and the game stops at its next wait on the box, at a safe point
+    # (wire/client.py BoxClient's `halt`): never a KeyboardInterrupt in the middle of a lock.
+    halt = threading.Event()
+    with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(lambda count: halt.set()):
         try:
-            with mock_box(config_text) as (box, client):
-                with ctrl_c.stopping():
-                    summary = Demo.for_args(args, box, client, screen).run()
+            with mock_box(config_text, halt=halt) as (box, client):
+                if ctrl_c.count:
+                    raise KeyboardInterrupt  # stopped while the box started
+                summary = Demo.for_args(args, box, client, screen).run()
                 summary["sounds"] = box.sounds()  # its folder goes with the box
         except KeyboardInterrupt:
             screen.line()

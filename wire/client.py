@@ -214,7 +214,8 @@ class BoxClient:
     stop signal's listener (`common.commandline.CtrlC.listen`) instead of letting the signal
     raise KeyboardInterrupt wherever the main thread is: raised inside `threading`'s own wait
     code, that can leave a lock released that a `with` block then releases again ("cannot
-    release un-acquired lock", exit 1 instead of 130).
+    release un-acquired lock", exit 1 instead of 130). It is for the thread of a command
+    line: a server whose threads share the client clears it (`halt = None`) once started.
     """
 
     def __init__(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import threading
 from typing import Any
 
 from common.commandline import CtrlC
@@ -56,19 +57,32 @@ def run_serve(args: argparse.Namespace) -> int:
         # However many stop signals come (Ctrl-C, SIGTERM, SIGHUP): the first stops the
         # start-up or the server, a second the server at once, none cuts the game's save and
         # the button's lock short (`goodbye`).
-        with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(server.stop_signal):
+        # The start-up's waits on the box stop at a safe point once `halt` is set
+        # (wire/client.py): never a KeyboardInterrupt in the middle of a lock.
+        halt = threading.Event()
+        with (
+            CtrlC(until_exit=True) as ctrl_c,
+            ctrl_c.listen(server.stop_signal),
+            ctrl_c.listen(lambda count: halt.set()),
+        ):
             try:
                 with contextlib.ExitStack() as stack:
-                    with ctrl_c.stopping():
-                        box = stack.enter_context(
-                            open_box(args, saved.last_event if saved else None)
-                        )
-                        session = open_table(options, box.client, saved)
-                        # saved, and the button locked while no referee runs
-                        stack.callback(session.goodbye)
-                        server.attach(TableService(session))
-                        server.banner(sys.stdout)
-                    server.run()
+                    box = stack.enter_context(
+                        open_box(args, saved.last_event if saved else None, halt=halt)
+                    )
+                    if ctrl_c.count:
+                        raise KeyboardInterrupt  # stopped while the box was opened
+                    if box.client is not None:
+                        # From here the server's threads use the box, and the server's own stop
+                        # ends them: none of their waits is to raise KeyboardInterrupt.
+                        box.client.halt = None
+                    session = open_table(options, box.client, saved)
+                    # saved, and the button locked while no referee runs
+                    stack.callback(session.goodbye)
+                    server.attach(TableService(session))
+                    server.banner(sys.stdout)
+                    if not ctrl_c.count:
+                        server.run()
             except KeyboardInterrupt:
                 pass
             finally:

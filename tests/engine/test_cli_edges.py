@@ -210,3 +210,29 @@ def test_a_stop_signal_at_the_most_fragile_line_of_a_wait_still_ends_a_watch_wit
         feeder.join()
     assert trace.done == [True]  # type: ignore[attr-defined]  # the signal came where meant
     assert code == 130
+
+
+def test_a_stop_signal_at_the_most_fragile_line_of_a_wait_ends_the_demo_with_130(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same for `unoattack demo`, whose game waits on the mock box at every press: the stop
+    signal lands in `threading`'s wait just after it released its lock, and the demo still
+    stops the box and ends with 130."""
+    printed = threading.Event()
+
+    class Out(io.StringIO):
+        def write(self, text: str) -> int:
+            if " plays " in text:
+                printed.set()
+            return super().write(text)
+
+    out = Out()
+    monkeypatch.setattr("sys.stdout", out)
+    trace = _stop_signal_at("gotit = False", after=printed)
+    sys.settrace(trace)
+    try:
+        code = main(["demo", "--players", "2", "--seed", "3", "--speed", "20"])
+    finally:
+        sys.settrace(None)
+    assert trace.done == [True]  # type: ignore[attr-defined]
+    assert code == 130 and "interrupted: stopping the box" in out.getvalue()
