@@ -175,42 +175,53 @@ def run(
     failed: list[str] = []
     # However many stop signals come (Ctrl-C, SIGTERM, SIGHUP): the first stops the start-up
     # or the server, a second the server at once, none cuts the mock box's stop short.
-    with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(server.stop_signal):
+    # The mock box's start stops at a safe point once `halt` is set (wire/client.py): never a
+    # KeyboardInterrupt in the middle of a lock.
+    halt = threading.Event()
+    with (
+        CtrlC(until_exit=True) as ctrl_c,
+        ctrl_c.listen(server.stop_signal),
+        ctrl_c.listen(lambda count: halt.set()),
+    ):
         try:
             with contextlib.ExitStack() as stack:
-                with ctrl_c.stopping():
-                    box, client = stack.enter_context(mock_box(config_text))
-                    session = demo_table(players=names, deck=args.deck, target=args.target)
-                    service = TableService(session, box=client, watch_only=WATCH_ONLY)
+                box, client = stack.enter_context(mock_box(config_text, halt=halt))
+                if ctrl_c.count:
+                    raise KeyboardInterrupt  # stopped while the box started
+                # From here the bots' thread uses the box and the server's stop ends it.
+                client.halt = None
+                session = demo_table(players=names, deck=args.deck, target=args.target)
+                service = TableService(session, box=client, watch_only=WATCH_ONLY)
 
-                    def play(stop: threading.Event) -> None:
-                        while web.hub.pages < args.wait_pages and not stop.wait(0.05):
-                            pass
-                        if stop.is_set():
-                            return
-                        screen.line(f"{web.hub.pages} page(s) watching: the bots start")
-                        spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
-                        try:
-                            summary = Demo.for_args(args, box, client, screen, spectator).run()
-                        except Stopped:
-                            return
-                        except UnoError as exc:
-                            failed.append(str(exc))
-                            raise  # the server says so on the page and on stderr
-                        summaries.append(summary)
-                        show_summary(screen, summary)
-                        service.announce(
-                            [f"game over: {summary['winner_name']} wins"], {"demo": "over"}
-                        )
-
-                    server.attach(service, workers=[play])
-                    server.banner(out, "unoattack demo --web", saved=False, joinable=False)
-                    waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
-                    screen.line(
-                        f"the bots {', '.join(names)} play to {args.target} through the mock "
-                        f"box on {client.port}{waiting}; watch them at {server.url}"
+                def play(stop: threading.Event) -> None:
+                    while web.hub.pages < args.wait_pages and not stop.wait(0.05):
+                        pass
+                    if stop.is_set():
+                        return
+                    screen.line(f"{web.hub.pages} page(s) watching: the bots start")
+                    spectator = TableSpectator(service, names, pace=args.pace, stop=stop)
+                    try:
+                        summary = Demo.for_args(args, box, client, screen, spectator).run()
+                    except Stopped:
+                        return
+                    except UnoError as exc:
+                        failed.append(str(exc))
+                        raise  # the server says so on the page and on stderr
+                    summaries.append(summary)
+                    show_summary(screen, summary)
+                    service.announce(
+                        [f"game over: {summary['winner_name']} wins"], {"demo": "over"}
                     )
-                server.run()
+
+                server.attach(service, workers=[play])
+                server.banner(out, "unoattack demo --web", saved=False, joinable=False)
+                waiting = f" when {args.wait_pages} page(s) are open" if args.wait_pages else ""
+                screen.line(
+                    f"the bots {', '.join(names)} play to {args.target} through the mock "
+                    f"box on {client.port}{waiting}; watch them at {server.url}"
+                )
+                if not ctrl_c.count:
+                    server.run()
         except KeyboardInterrupt:
             pass
         except UnoError as exc:
