@@ -452,11 +452,17 @@ class CtrlC:
 
     `until_exit` (a command's): once a stop signal has come, they all stay ignored after the
     block, since the process only exits then, and a late one must not kill it by signal before
-    its output is flushed. Otherwise (a library's) the previous handling comes back."""
+    its output is flushed. Otherwise (a library's) the previous handling comes back.
+
+    `stopped` is set by the first stop signal: what a command hands its box client as `halt`
+    (wire/client.py), so that its waits stop at a safe point rather than by a KeyboardInterrupt
+    raised inside `threading`'s own code. (Only `is_set` it in the main thread: waiting on it
+    there could meet the signal handler setting it.)"""
 
     def __init__(self, *, until_exit: bool = False) -> None:
         self.until_exit = until_exit
         self.count = 0
+        self.stopped = threading.Event()
         self._listeners: list[Callable[[int], None]] = []
         self._raising = False
         self._previous: dict[int, object] = {}
@@ -479,6 +485,7 @@ class CtrlC:
         if os.getpid() != self._pid:
             return  # a worker forked from this process, before it took the signals over
         self.count += 1
+        self.stopped.set()
         for listener in tuple(self._listeners):
             listener(self.count)
         if self.count == 1 and self._raising:

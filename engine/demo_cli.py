@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 from typing import Any, TextIO
 
 from common.commandline import CtrlC, decimal, say_error, whole_number
@@ -85,12 +84,11 @@ def play(config_text: str, args: argparse.Namespace, out: TextIO) -> int:
     # However many Ctrl-C come: the first stops the game, none cuts the box's stop short. The
     # stop signal sets `halt` and the game stops at its next wait on the box, at a safe point
     # (wire/client.py BoxClient's `halt`): never a KeyboardInterrupt in the middle of a lock.
-    halt = threading.Event()
-    with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(lambda count: halt.set()):
+    with CtrlC(until_exit=True) as ctrl_c:
         try:
-            with mock_box(config_text, halt=halt) as (box, client):
+            with mock_box(config_text, halt=ctrl_c.stopped) as (box, client):
                 if ctrl_c.count:
-                    raise KeyboardInterrupt  # stopped while the box started
+                    raise KeyboardInterrupt  # stopped while the box started (no wait since)
                 summary = Demo.for_args(args, box, client, screen).run()
                 summary["sounds"] = box.sounds()  # its folder goes with the box
         except KeyboardInterrupt:

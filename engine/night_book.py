@@ -27,7 +27,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,8 +175,8 @@ class NightBook:
                     "a night at the tables needs the players' names: --names A,B,... ({count})"
                 ).format(count=len(names))
             )
-        for seated in _chunks(names, self.schedule.seats):
-            check_names(seated)  # each name as a table checks it (length, letters, words)
+        for table in range(self.schedule.tables):  # each name as its first table checks it
+            check_names(list(self.schedule.table_names(self.schedule.stages[0], table)))
         deck = load_deck(self.deck)
         rules = rules_for(
             self.deck if self.deck in PRESET_NAMES else "attack",
@@ -376,10 +376,6 @@ def _loads(path: str) -> None:
 
 def _order(entry: Mapping[str, Any]) -> tuple[int, int]:
     return entry["round"], entry["table"]
-
-
-def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
-    return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
 
 def night_error(exc: Exception) -> str:

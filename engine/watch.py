@@ -61,12 +61,10 @@ def run_watch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     # The stop signal and the pipe's reader leaving set `halt`, and the client's waits stop at
     # a safe point (wire/client.py BoxClient's `halt`): never a KeyboardInterrupt raised in
     # the middle of a lock.
-    halt = threading.Event()
-    with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(lambda count: halt.set()):
+    with CtrlC(until_exit=True) as ctrl_c:
+        halt = ctrl_c.stopped
         try:
             with stop_when_reader_goes(out, halt=halt) as reader_gone:
-                if ctrl_c.count:
-                    raise KeyboardInterrupt  # stopped before it started
                 _watch(args, out, halt)
         except KeyboardInterrupt:
             if not reader_gone.is_set():

@@ -220,29 +220,24 @@ def _send(args: argparse.Namespace, given: dict[str, int], ctrl_c: CtrlC) -> int
     reader_gone = threading.Event()
     # A stop signal (and, watching, the pipe's reader leaving) sets `halt`: the client's waits
     # stop at a safe point (wire/client.py), never a KeyboardInterrupt in the middle of a lock.
-    halt = threading.Event()
+    halt = ctrl_c.stopped
     try:
-        with ctrl_c.listen(lambda count: halt.set()):
-            if ctrl_c.count:
-                halt.set()  # stopped before it started: the first wait says so
-            with BoxClient(
-                args.port, state_path=args.state, timeout=args.timeout, halt=halt
-            ) as client:
-                if op == "watch":
-                    # `watch | head -1` ends when head does, even while the box is quiet.
-                    with stop_when_reader_goes(sys.stdout, halt=halt) as reader_gone:
-                        for event in client.events():
-                            _print(args, event, functools.partial(describe, event))
-                        client.raise_if_gone()
-                    return EXIT_OK
-                if op in ("press", "dispense"):
-                    press_id = client.press() if op == "press" else client.dispense(given["count"])
-                    fire = client.wait_fire(press_id, timeout=args.wait)
-                    _print(args, fire, lambda: fire_result(fire))
-                    return EXIT_OK
-                reply = client.command(op, **given)
-                _print(args, reply, lambda: describe_reply(op, reply))
+        with BoxClient(args.port, state_path=args.state, timeout=args.timeout, halt=halt) as client:
+            if op == "watch":
+                # `watch | head -1` ends when head does, even while the box is quiet.
+                with stop_when_reader_goes(sys.stdout, halt=halt) as reader_gone:
+                    for event in client.events():
+                        _print(args, event, functools.partial(describe, event))
+                    client.raise_if_gone()
                 return EXIT_OK
+            if op in ("press", "dispense"):
+                press_id = client.press() if op == "press" else client.dispense(given["count"])
+                fire = client.wait_fire(press_id, timeout=args.wait)
+                _print(args, fire, lambda: fire_result(fire))
+                return EXIT_OK
+            reply = client.command(op, **given)
+            _print(args, reply, lambda: describe_reply(op, reply))
+            return EXIT_OK
     except BoxError as exc:
         say_error("launcher send", exc)
         return EXIT_USAGE if exc.code in USAGE_CODES else EXIT_RUNTIME

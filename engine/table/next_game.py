@@ -45,15 +45,15 @@ def said_of(fresh: Referee, night: NightTable | None) -> Outcome:
 
 
 def upcoming(ref: Referee, night: NightTable | None) -> list[Outcome]:
-    """Once `ref`'s game is over at a night's table: the seating `next` starts."""
-    if night is None or ref.span is None or ref.phase != "over":
+    """Once `ref`'s game is over at a night's table: the seating `next` starts, and who of it
+    is still playing at another table."""
+    seating = night.next_seating(ref) if night is not None else None
+    if night is None or seating is None:
         return []
-    first = ref.span[1] + 1
-    _first, last = night.book.stage_rounds(first)
-    seated = night.book.seating(night.table, first)
+    first, last = seating["rounds"]
+    seated = tuple(seating["players"])
     said: list[Outcome] = [Seating(night.table + 1, first, last, seated, True)]
-    busy = night.elsewhere(first)
+    busy: dict[str, int] = seating["elsewhere"]
     for table in sorted(set(busy.values())):
-        names = tuple(n for n in seated if busy.get(n) == table)
-        said.append(StillPlaying(names, table))
+        said.append(StillPlaying(tuple(n for n in seated if busy.get(n) == table), table))
     return said

@@ -109,23 +109,29 @@ class NightTable:
                 busy[name] = table + 1
         return busy
 
+    def next_seating(self, ref: Referee) -> dict[str, Any] | None:
+        """Once `ref`'s game (this table's stage) is over: the rounds of the next stage here,
+        the players it seats (clockwise) and those of them still playing at another table
+        (`elsewhere`); None while the game goes on."""
+        if ref.phase != "over" or ref.span is None:
+            return None
+        round_no = ref.span[1] + 1
+        return {
+            "rounds": list(self.book.stage_rounds(round_no)),
+            "players": list(self.book.seating(self.table, round_no)),
+            "elsewhere": self.elsewhere(round_no),  # still playing at another table
+        }
+
     def to_state(self) -> dict[str, Any]:
         """What the state file keeps of the night: the night file and the table (from 1)."""
         return {"file": str(self.book.path), "table": self.table + 1}
 
     def view(self, ref: Referee) -> dict[str, Any]:
         """The night as this table's page shows it: the book's view, this table, and once its
-        game is over the players the next stage seats here."""
+        game is over the next seating here (`next_seating`)."""
         data = self.book.view()
         data["table"] = self.table + 1
         data["file"] = self.book.path.name  # (its name: pages are not told the server's paths)
         data["game_rounds"] = list(ref.span) if ref.span is not None else None
-        data["next"] = None
-        if ref.phase == "over" and ref.span is not None:
-            round_no = ref.span[1] + 1
-            data["next"] = {
-                "rounds": list(self.book.span(round_no)),
-                "players": list(self.book.seating(self.table, round_no)),
-                "elsewhere": self.elsewhere(round_no),  # still playing at another table
-            }
+        data["next"] = self.next_seating(ref)
         return data

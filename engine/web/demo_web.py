@@ -177,15 +177,10 @@ def run(
     # or the server, a second the server at once, none cuts the mock box's stop short.
     # The mock box's start stops at a safe point once `halt` is set (wire/client.py): never a
     # KeyboardInterrupt in the middle of a lock.
-    halt = threading.Event()
-    with (
-        CtrlC(until_exit=True) as ctrl_c,
-        ctrl_c.listen(server.stop_signal),
-        ctrl_c.listen(lambda count: halt.set()),
-    ):
+    with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(server.stop_signal):
         try:
             with contextlib.ExitStack() as stack:
-                box, client = stack.enter_context(mock_box(config_text, halt=halt))
+                box, client = stack.enter_context(mock_box(config_text, halt=ctrl_c.stopped))
                 if ctrl_c.count:
                     raise KeyboardInterrupt  # stopped while the box started
                 # From here the bots' thread uses the box and the server's stop ends it.

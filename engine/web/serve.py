@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import threading
 from typing import Any
 
 from common.commandline import CtrlC
@@ -59,16 +58,11 @@ def run_serve(args: argparse.Namespace) -> int:
         # the button's lock short (`goodbye`).
         # The start-up's waits on the box stop at a safe point once `halt` is set
         # (wire/client.py): never a KeyboardInterrupt in the middle of a lock.
-        halt = threading.Event()
-        with (
-            CtrlC(until_exit=True) as ctrl_c,
-            ctrl_c.listen(server.stop_signal),
-            ctrl_c.listen(lambda count: halt.set()),
-        ):
+        with CtrlC(until_exit=True) as ctrl_c, ctrl_c.listen(server.stop_signal):
             try:
                 with contextlib.ExitStack() as stack:
                     box = stack.enter_context(
-                        open_box(args, saved.last_event if saved else None, halt=halt)
+                        open_box(args, saved.last_event if saved else None, halt=ctrl_c.stopped)
                     )
                     if ctrl_c.count:
                         raise KeyboardInterrupt  # stopped while the box was opened
