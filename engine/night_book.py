@@ -30,15 +30,16 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common import textfile
 from common.atomic import write_atomic
-from engine.cards import load_deck
 from engine.errors import InputError, UnoError
-from engine.rules import PRESET_NAMES, rules_for
 from engine.schedule import Schedule, Standings, check_night_mode, rotation
 from i18n import _, message_of
+
+if TYPE_CHECKING:
+    from engine.table.referee import Referee
 
 __all__ = ["FORMAT", "KIND", "NightBook", "TableRounds", "night_error"]
 
@@ -81,14 +82,14 @@ class NightBook:
         over); InputError naming what cannot be (a mode, the names, the deck, a rule option)."""
         book = cls(Path(path), schedule, mode, deck, dict(options or {}))
         book.check()
-        if book.path.exists():
-            raise InputError(
-                _(
-                    "{path} exists: it may hold a night's rounds; give another FILE, or remove it "
-                    "to start the night again"
-                ).format(path=path)
-            )
-        with book._locked():
+        with book._locked():  # (two at once: the second finds the first's file)
+            if book.path.exists():
+                raise InputError(
+                    _(
+                        "{path} exists: it may hold a night's rounds; give another FILE, or "
+                        "remove it to start the night again"
+                    ).format(path=path)
+                )
             book._write()
         return book
 
@@ -165,8 +166,6 @@ class NightBook:
     def check(self) -> None:
         """InputError unless the night can be played at a table: a mode a night is scored in,
         names a table takes, a deck with room for a table's hands, known rule options."""
-        from engine.table.referee import check_names  # (the table's rule for a name)
-
         check_night_mode(self.mode)
         names = list(self.schedule.names)
         if all(n.isdigit() for n in names):
@@ -175,28 +174,26 @@ class NightBook:
                     "a night at the tables needs the players' names: --names A,B,... ({count})"
                 ).format(count=len(names))
             )
-        for table in range(self.schedule.tables):  # each name as its first table checks it
-            check_names(list(self.schedule.table_names(self.schedule.stages[0], table)))
-        deck = load_deck(self.deck)
-        rules = rules_for(
-            self.deck if self.deck in PRESET_NAMES else "attack",
-            self.schedule.seats,
-            **self.options,
+        # Each table's first game as the table would make it: the referee's own checks of the
+        # names, the mode, the deck (room for the hands), the rule options.
+        for table in range(self.schedule.tables):
+            self.game(table, 1)
+
+    def game(self, table: int, round_no: int) -> Referee:
+        """The game `table` (from 0) plays from round `round_no` to its stage's last: the
+        players the rotation seats there (clockwise), scored as the night is (in `teams` each
+        opposite pair a team); InputError as the referee checks it."""
+        from engine.table.referee import TEAMS, Referee  # (the table's own game and checks)
+
+        players = list(self.seating(table, round_no))
+        return Referee(
+            players,
+            deck=self.deck,
+            mode=self.mode,
+            teams=len(players) // 2 if self.mode == "teams" else TEAMS,
+            options=dict(self.options),
+            span=self.span(round_no),
         )
-        need = rules.hand_size * self.schedule.seats + 1
-        if deck.total < need:
-            raise InputError(
-                _(
-                    "the {deck} deck has {total} cards; {players} players of {size} need at least "
-                    "{need}"
-                ).format(
-                    deck=deck.name,
-                    total=deck.total,
-                    players=self.schedule.seats,
-                    size=rules.hand_size,
-                    need=need,
-                )
-            )
 
     def to_dict(self) -> dict[str, Any]:
         """The file's data."""

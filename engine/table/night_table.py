@@ -48,17 +48,7 @@ class NightTable:
             round_no = after.span[1] + 1
         else:
             round_no = self.book.next_round(self.table)
-        first, last = self.book.span(round_no)
-        names = self.book.seating(self.table, round_no)
-        shape: dict[str, Any] = {"teams": len(names) // 2} if self.book.mode == "teams" else {}
-        return Referee(
-            names,
-            deck=self.book.deck,
-            mode=self.book.mode,
-            options=dict(self.book.options),
-            span=(first, last),
-            **shape,
-        )
+        return self.book.game(self.table, round_no)
 
     def check_game(self, ref: Referee, state: Path) -> None:
         """InputError unless the game saved in `state` is one this table of the night plays:
